@@ -1,0 +1,226 @@
+/*
+ * blockildl.h -- public C API of libblockildl.
+ *
+ * libblockildl builds a block-incomplete LDL^T (block-iLDL^T) preconditioner for a
+ * sparse symmetric indefinite matrix A and solves A x = b with SQMR, on the CPU or on
+ * an NVIDIA GPU. The method follows Thuerck et al., "A block-oriented, parallel and
+ * collective approach to sparse indefinite preconditioning on GPUs" (2018).
+ *
+ * Typical use:
+ *
+ *     ildl_options opt;
+ *     ildl_options_default(&opt);
+ *     ildl_handle *h = NULL;
+ *     int st = ildl_setup(n, rowptr, colind, values, &opt, &h);   // analyse
+ *     if (st == ILDL_SUCCESS) st = ildl_factor(h, NULL);           // numeric factor
+ *     if (st == ILDL_SUCCESS) st = ildl_solve(h, b, x);            // SQMR
+ *     ildl_info info; ildl_get_info(h, &info);
+ *     ildl_destroy(h);
+ *
+ * The matrix is given in CSR form with the FULL symmetric pattern (both triangles),
+ * 0-based indices. The library copies what it needs: the caller's arrays are never
+ * modified and may be freed after ildl_setup returns.
+ *
+ * Every function returns an ILDL_* status code; ildl_strerror() explains it, and
+ * ildl_last_error() gives a message with details about the most recent failure on a
+ * handle. The library never prints unless options.verbosity > 0, and never exits.
+ */
+#ifndef BLOCKILDL_H
+#define BLOCKILDL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ILDL_VERSION_MAJOR 0
+#define ILDL_VERSION_MINOR 1
+#define ILDL_VERSION_PATCH 0
+#define ILDL_VERSION_STRING "0.1.0"
+
+/* ---------------------------------------------------------------- status codes */
+typedef enum ildl_status {
+    ILDL_SUCCESS = 0,
+    ILDL_ERR_NULL_ARGUMENT = 1,    /* a required pointer argument is NULL */
+    ILDL_ERR_INVALID_OPTION = 2,   /* an option is out of its documented range */
+    ILDL_ERR_NOT_SQUARE = 3,       /* the matrix is not square */
+    ILDL_ERR_NOT_SYMMETRIC = 4,    /* pattern or values are not symmetric */
+    ILDL_ERR_NAN_INF = 5,          /* a value is NaN or infinite */
+    ILDL_ERR_INDEX_RANGE = 6,      /* an index is out of range, or row pointers decrease */
+    ILDL_ERR_EMPTY = 7,            /* n == 0 */
+    ILDL_ERR_SINGULAR = 8,         /* structurally singular: an empty row/column */
+    ILDL_ERR_OUT_OF_MEMORY = 9,    /* host or device allocation failed */
+    ILDL_ERR_IO = 10,              /* a file could not be opened or read/written */
+    ILDL_ERR_FORMAT = 11,          /* a file is malformed */
+    ILDL_ERR_CALL_ORDER = 12,      /* e.g. ildl_solve before ildl_factor */
+    ILDL_ERR_SIZE_MISMATCH = 13,   /* a size does not match the handle */
+    ILDL_ERR_NOT_SUPPORTED = 14,   /* option or feature not (yet) supported in this build */
+    ILDL_ERR_NO_DEVICE = 15,       /* the CUDA backend was requested but no GPU is usable */
+    ILDL_ERR_DEVICE = 16,          /* a CUDA runtime/library call failed */
+    ILDL_ERR_NOT_CONVERGED = 17,   /* SQMR stopped before the true residual met tol */
+    ILDL_ERR_BREAKDOWN = 18,       /* SQMR broke down (zero inner product); x is the best iterate */
+    ILDL_ERR_DUPLICATE = 19,       /* duplicate (i,j) entries in the CSR input */
+    ILDL_ERR_INTERNAL = 20         /* an internal invariant failed: please report */
+} ildl_status;
+
+/* ---------------------------------------------------------------- option enums */
+typedef enum { ILDL_BACKEND_AUTO = 0, ILDL_BACKEND_CPU = 1, ILDL_BACKEND_CUDA = 2 } ildl_backend;
+typedef enum {
+    ILDL_ORDER_AMD = 0,
+    ILDL_ORDER_RCM = 1,
+    ILDL_ORDER_GMC = 2,
+    ILDL_ORDER_METIS = 3,
+    ILDL_ORDER_NATURAL = 4
+} ildl_ordering;
+typedef enum { ILDL_BLOCKING_RB = 0, ILDL_BLOCKING_BR = 1 } ildl_blocking;
+typedef enum {
+    ILDL_SCALING_NONE = 0,
+    ILDL_SCALING_EQUILIBRATE = 1, /* symmetric Ruiz equilibration: max |entry| per row = 1 */
+    ILDL_SCALING_MATCHING = 2     /* symmetrized max-product matching (MC64-like) */
+} ildl_scaling;
+typedef enum { ILDL_PIVOT_NONE = 0, ILDL_PIVOT_BK = 1, ILDL_PIVOT_ROOK = 2 } ildl_pivoting;
+typedef enum {
+    ILDL_PREC_DOUBLE = 0, /* factor and SQMR in double */
+    ILDL_PREC_SINGLE = 1, /* factor and SQMR in single */
+    ILDL_PREC_MIXED = 2   /* factor in single, SQMR in double */
+} ildl_precision;
+typedef enum {
+    ILDL_LEFTOVER_SCAN = 0,  /* leftover capacity granted in block order: bitwise reproducible */
+    ILDL_LEFTOVER_ATOMIC = 1 /* the paper's conservative racing-atomic protocol (Alg. 2) */
+} ildl_leftover;
+
+/* Log callback: receives one line (no trailing newline) when verbosity > 0. */
+typedef void (*ildl_log_fn)(void *ctx, const char *line);
+
+/* Options. Always initialise with ildl_options_default(); then change fields. */
+typedef struct ildl_options {
+    int backend;            /* ildl_backend; default AUTO (CUDA if a GPU is usable, else CPU) */
+    int ordering;           /* ildl_ordering; default AMD */
+    int blocking;           /* ildl_blocking; default RB */
+    int scaling;            /* ildl_scaling; default EQUILIBRATE */
+    int pivoting;           /* ildl_pivoting; default ROOK */
+    int precision;          /* ildl_precision; default DOUBLE */
+    int fill_level;         /* l_f >= 0: block level of fill; default 1 */
+    double fill_factor;     /* r_f >= 1: capacity per block = r_f * nnz(A_ij); default 8; <=0 = unlimited */
+    double drop_tol;        /* tau >= 0: drop |u| <= tau*||u_row||_2; default 1e-4 */
+    int max_block_size;     /* 1..32; default 32 */
+    double block_threshold; /* cosine similarity threshold for blocking; default 0.8 */
+    double block_decay;     /* BR: threshold factor per coarsening level; default 0.9 */
+    double pivot_tol;       /* |pivot| below this (after scaling) is perturbed; default 1e-10 */
+    double pivot_perturb;   /* magnitude a perturbed pivot gets; default 1e-6 */
+    int leftover;           /* ildl_leftover; default SCAN (deterministic) */
+    double tol;             /* SQMR: true ||b-Ax||/||b|| target; default 1e-6 */
+    int max_iter;           /* SQMR iteration limit; default 1000 */
+    int use_initial_guess;  /* nonzero: ildl_solve starts from x as given; default 0 (x0 = 0) */
+    int check_every;        /* SQMR: true residual checked at most every this many iterations; default 1 */
+    int num_threads;        /* CPU threads; 0 = OpenMP default */
+    int verbosity;          /* 0 silent, 1 phases, 2 iterations */
+    ildl_log_fn log_fn;     /* NULL: lines go to stderr when verbosity > 0 */
+    void *log_ctx;
+    int device_id;          /* CUDA device ordinal; default 0 */
+    int reserved_int[15];
+    double reserved_double[16];
+    void *reserved_ptr[4];
+} ildl_options;
+
+/* Information about the last setup/factor/solve on a handle. */
+typedef struct ildl_info {
+    int backend;              /* backend actually used (ildl_backend, never AUTO) */
+    int32_t n;                /* order of A */
+    int64_t nnz;              /* stored entries of A (full pattern) */
+    double setup_seconds;     /* ildl_setup wall time */
+    double factor_seconds;    /* last ildl_factor wall time */
+    double solve_seconds;     /* last ildl_solve wall time */
+    double t_scale, t_order, t_block, t_fill, t_levels, t_tiles, t_upload; /* setup phases (s) */
+    int32_t num_blocks;       /* block rows */
+    int64_t num_tiles;        /* stored blocks of U (incl. diagonal and fill blocks) */
+    int64_t num_fill_tiles;   /* blocks added by the level of fill */
+    int32_t num_levels;       /* level sets of the coarse graph */
+    double mean_block_size;   /* n / num_blocks */
+    int64_t factor_nnz;       /* entries kept in U (incl. unit diagonal) plus D */
+    int64_t factor_capacity;  /* entries reserved for U */
+    double fill;              /* factor_nnz / nnz(upper triangle of A) */
+    int32_t num_2x2_pivots;   /* 2x2 pivots in D */
+    int32_t num_perturbed;    /* pivots perturbed because they were near zero */
+    int32_t inertia_pos, inertia_neg, inertia_zero; /* of D */
+    int iterations;           /* SQMR iterations of the last solve */
+    int converged;            /* 1 if the true relative residual met tol */
+    double true_residual;     /* ||b - A x|| / ||b|| of the returned x, original system */
+    double estimated_residual;/* SQMR's own estimate at exit */
+    size_t host_bytes;        /* host memory held by the handle */
+    size_t device_bytes;      /* device memory held by the handle */
+    int64_t reserved_int[16];
+    double reserved_double[16];
+} ildl_info;
+
+typedef struct ildl_handle ildl_handle;
+
+/* ---------------------------------------------------------------- functions */
+
+/* Fill opts with the defaults listed in ildl_options. Returns ILDL_ERR_NULL_ARGUMENT if
+ * opts is NULL, else ILDL_SUCCESS. */
+int ildl_options_default(ildl_options *opts);
+
+/* A one-line English description of a status code (never NULL). */
+const char *ildl_strerror(int status);
+
+/* The detailed message of the last failing call on h (never NULL; "" if none). */
+const char *ildl_last_error(const ildl_handle *h);
+
+/* Library version as "MAJOR.MINOR.PATCH" (never NULL). */
+const char *ildl_version(void);
+
+/* Analyse A and create a handle: validate, scale, order, block, compute the symbolic
+ * block fill and level sets, lay out the tile store and (CUDA backend) allocate device
+ * memory. The matrix is n x n in 0-based CSR with the full symmetric pattern: rowptr[n+1],
+ * colind[rowptr[n]], values[rowptr[n]]; columns in a row need not be sorted.
+ *   n        order of A (> 0)
+ *   rowptr, colind, values   CSR arrays (not modified; may be freed after return)
+ *   opts     options, or NULL for the defaults
+ *   out      receives the new handle; *out is set to NULL on failure
+ * Returns ILDL_SUCCESS, ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_EMPTY, ILDL_ERR_INDEX_RANGE,
+ * ILDL_ERR_DUPLICATE, ILDL_ERR_NAN_INF, ILDL_ERR_NOT_SYMMETRIC, ILDL_ERR_SINGULAR,
+ * ILDL_ERR_INVALID_OPTION, ILDL_ERR_NOT_SUPPORTED, ILDL_ERR_NO_DEVICE (backend CUDA forced
+ * without a GPU), ILDL_ERR_DEVICE, ILDL_ERR_OUT_OF_MEMORY. */
+int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind, const double *values,
+               const ildl_options *opts, ildl_handle **out);
+
+/* Compute the numeric block-iLDL^T factor. values: new values on the SAME pattern and in
+ * the same order as given to ildl_setup, or NULL to use the setup values. May be called
+ * any number of times (refactorisation reuses the analysis and all memory).
+ * Returns ILDL_SUCCESS, ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_NAN_INF, ILDL_ERR_NOT_SYMMETRIC,
+ * ILDL_ERR_OUT_OF_MEMORY, ILDL_ERR_DEVICE. On failure the previous factor is invalidated. */
+int ildl_factor(ildl_handle *h, const double *values);
+
+/* Solve A x = b by preconditioned SQMR. b[n] and x[n] are host arrays (x may not alias b).
+ * x is the initial guess if options.use_initial_guess, else it is ignored on input.
+ * On return x holds the iterate with the true residual reported in ildl_info.
+ * Returns ILDL_SUCCESS (true residual <= tol), ILDL_ERR_NOT_CONVERGED (x is the best
+ * iterate found), ILDL_ERR_BREAKDOWN, ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_CALL_ORDER (no
+ * factor), ILDL_ERR_NAN_INF (b has NaN/Inf), ILDL_ERR_OUT_OF_MEMORY, ILDL_ERR_DEVICE. */
+int ildl_solve(ildl_handle *h, const double *b, double *x);
+
+/* Where the vectors of ildl_apply live. */
+typedef enum { ILDL_MEMORY_HOST = 0, ILDL_MEMORY_DEVICE = 1 } ildl_memory;
+
+/* Apply the preconditioner: z = M^{-1} r with M = the scaled/permuted block LDL^T,
+ * for users who run their own Krylov loop. r[n], z[n] live in host or device memory as
+ * `where` says (device memory only with the CUDA backend); stream is a cudaStream_t
+ * passed as void* (NULL = default stream), ignored on the CPU. z may not alias r.
+ * Returns ILDL_SUCCESS, ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_CALL_ORDER, ILDL_ERR_NOT_SUPPORTED
+ * (device memory with the CPU backend), ILDL_ERR_DEVICE. */
+int ildl_apply(ildl_handle *h, const double *r, double *z, int where, void *stream);
+
+/* Copy the information of the last setup/factor/solve into info.
+ * Returns ILDL_SUCCESS or ILDL_ERR_NULL_ARGUMENT. */
+int ildl_get_info(const ildl_handle *h, ildl_info *info);
+
+/* Release everything held by h (NULL is allowed and does nothing). Returns ILDL_SUCCESS. */
+int ildl_destroy(ildl_handle *h);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BLOCKILDL_H */

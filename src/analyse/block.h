@@ -1,0 +1,31 @@
+/* block.h -- cosine-similarity blocking (Saad 2003) of the rows of a symmetric matrix into
+ * diagonal blocks of at most max_bs (<= 32) rows, strategies RB and BR (paper Sec. III-A). */
+#ifndef ILDL_ANALYSE_BLOCK_H
+#define ILDL_ANALYSE_BLOCK_H
+#include "core/csr.h"
+
+typedef struct ildl_blocking {
+    int32_t n;
+    int32_t nb;      /* number of blocks */
+    int32_t *perm;   /* [n] perm[new] = old: the full symmetric permutation (ordering + blocking) */
+    int32_t *bstart; /* [nb+1] block b holds new rows bstart[b] .. bstart[b+1]-1 */
+} ildl_blocking;
+
+/* Strategy RB: apply the given ordering order[new]=old first, then group only consecutive
+ * rows of that order whose patterns have cosine similarity >= threshold with the block's
+ * first row, up to max_bs rows. perm equals order (RB never reorders). pair (optional,
+ * [n] in original indices, pair[i] = partner or -1) forbids splitting a 2x2 pair.
+ * Returns ILDL_SUCCESS, ILDL_ERR_INVALID_OPTION or ILDL_ERR_OUT_OF_MEMORY. */
+int ildl_block_rb(const ildl_csr *A, const int32_t *order, const int32_t *pair, int max_bs,
+                  double threshold, ildl_blocking *out);
+
+/* Strategy BR: cluster rows of similar pattern (cosine >= threshold) into groups of <=
+ * max_bs rows, then repeat on the coarse matrix with threshold *= decay while groups can
+ * still merge (sizes stay <= max_bs), then order the coarse graph with `ordering`
+ * (ildl_ordering) and expand: rows of one block are contiguous. */
+int ildl_block_br(const ildl_csr *A, int ordering, const int32_t *pair, int max_bs,
+                  double threshold, double decay, ildl_blocking *out);
+
+void ildl_blocking_free(ildl_blocking *b);
+
+#endif

@@ -1,0 +1,101 @@
+/* tiles.h -- the tile store: the one plain struct-of-arrays layout shared by the analyse
+ * stage and every backend (CPU reference and CUDA). Everything a backend needs to factor
+ * and solve is in here; a GPU copies the arrays as they are.
+ *
+ * Conventions
+ *  - Rows/columns are in the ANALYSED order (scaled, permuted by the ordering and blocking):
+ *    analysed row k is original row perm[k]. Block b owns analysed rows bstart[b]..bstart[b+1]-1
+ *    (mb = bstart[b+1]-bstart[b] <= 32).
+ *  - U is block upper triangular; tile t = (row[t], col[t]) with col >= row. Tiles of a block
+ *    row are contiguous (row_ptr), columns ascending, the diagonal tile first.
+ *  - A local index inside a tile is r*32 + c (uint16_t), r = local row, c = local column.
+ *  - Dense tiles are stored row-major with leading dimension = number of columns of the tile
+ *    (mi x mj); diagonal tiles store the strictly upper part of unit U_ii (the rest is 0).
+ *  - After factorization, the rows of block b are in pivot order: factored local row r is
+ *    analysed local row piv[bstart[b]+r]. Every tile's rows AND columns are in pivot order.
+ *  - D is block diagonal with 1x1 and 2x2 pivots: d_diag[k] = D(k,k); for a 2x2 pivot starting
+ *    at k, d_off[k] = D(k,k+1) = D(k+1,k), piv_type[k] = 2, piv_type[k+1] = 0; 1x1: type 1.
+ */
+#ifndef ILDL_ANALYSE_TILES_H
+#define ILDL_ANALYSE_TILES_H
+#include <stdint.h>
+#include "core/csr.h"
+#include "analyse/fill.h"
+#include "analyse/levels.h"
+
+enum { ILDL_TILE_DENSE = 0, ILDL_TILE_SPARSE = 1 };
+
+typedef struct ildl_tiles {
+    int32_t n, nb;
+    int32_t *bstart;      /* [nb+1] */
+
+    /* coarse pattern (owned copies) */
+    int64_t ntiles;
+    int64_t *row_ptr;     /* [nb+1] tiles of block row i: row_ptr[i]..row_ptr[i+1]-1 */
+    int32_t *row;         /* [ntiles] block row of tile t */
+    int32_t *col;         /* [ntiles] block column of tile t */
+    int32_t *fill_lvl;    /* [ntiles] level of fill (0 = from A) */
+    int64_t *col_ptr;     /* [nb+1] CSC view: tiles of block column j ... */
+    int64_t *col_tiles;   /* [ntiles] ... col_tiles[col_ptr[j]..col_ptr[j+1]-1], rows ascending */
+
+    /* level sets (owned copies) */
+    int32_t nlevels;
+    int32_t *level_ptr;   /* [nlevels+1] */
+    int32_t *level_rows;  /* [nb] */
+    int32_t *row_level;   /* [nb] */
+
+    /* A in tile layout: the entries of the scaled, permuted upper triangle, per tile, in
+     * ascending local index; refilled by every factorization from the user's values. */
+    int64_t *a_ptr;       /* [ntiles+1] */
+    uint16_t *a_idx;      /* [a_ptr[ntiles]] local index r*32+c */
+    double *a_val;        /* [a_ptr[ntiles]] scaled values */
+    int64_t *a_src;       /* [a_ptr[ntiles]] index of the entry in the user's CSR values */
+    int32_t *a_srow;      /* [a_ptr[ntiles]] original row of the entry (for scaling) */
+    int32_t *a_scol;      /* [a_ptr[ntiles]] original column of the entry */
+
+    /* factor storage: static layout made by the analyse stage */
+    uint8_t *format;      /* [ntiles] ILDL_TILE_DENSE or ILDL_TILE_SPARSE */
+    int64_t *cap;         /* [ntiles] capacity in entries (dense: mi*mj) */
+    int64_t *cap_off;     /* [ntiles] static offset: tiles ordered by the level of their block
+                           * row, then by tile id; cap_off[t] = sum of cap of earlier tiles */
+    int64_t *tile_order;  /* [ntiles] tile ids in storage order (level, then id) */
+    int64_t total_cap;    /* sum of cap */
+
+    /* factor storage: written by a factorization */
+    int64_t *off;         /* [ntiles] actual offset of tile t in val/idx */
+    int64_t *nnz;         /* [ntiles] entries stored (dense: mi*mj) */
+    double *val;          /* [total_cap] */
+    uint16_t *idx;        /* [total_cap] local indices of sparse tiles (ascending) */
+    int32_t *piv;         /* [n] pivot order inside each block (see above) */
+    double *d_diag;       /* [n] */
+    double *d_off;        /* [n] */
+    int8_t *piv_type;     /* [n] */
+} ildl_tiles;
+
+/* Lay out the tile store for Ap (the scaled, permuted matrix, full pattern, sorted; its
+ * entries' positions in the user's CSR in src_index[nnz], original coordinates by perm) with
+ * blocks bstart, pattern C and levels L. Capacities: cap = ceil(r_f * nnz(A_ij)); for fill
+ * tiles the mean nnz of occupied off-diagonal tiles in the same block row (at least 1) times
+ * r_f; r_f <= 0 means unlimited (every tile dense). cap never exceeds mi*mj.
+ * Format: sparse iff cap*(sizeof(double)+sizeof(uint16_t)) < 0.5 * mi*mj*sizeof(double)
+ * (the 0.5 compensates the indirect addressing of sparse tiles), else dense; diagonal tiles
+ * and the tiles of the last 1% of block rows (at least the last one) are dense; a dense
+ * tile's cap is mi*mj. Copies the coarse pattern and levels.
+ * Returns ILDL_SUCCESS or ILDL_ERR_OUT_OF_MEMORY. */
+int ildl_tiles_build(const ildl_csr *Ap, const int64_t *src_index, const int32_t *perm,
+                     int32_t nb, const int32_t *bstart, const ildl_coarse *C,
+                     const ildl_levels *L, double fill_factor, ildl_tiles *out);
+
+/* Refill a_val from the user's values and the scaling s (original indexing):
+ * a_val[k] = s[a_srow[k]] * values[a_src[k]] * s[a_scol[k]]. */
+void ildl_tiles_load_values(ildl_tiles *T, const double *values, const double *s);
+
+/* Rows in block b. */
+static inline int ildl_tiles_block_size(const ildl_tiles *T, int32_t b)
+{
+    return T->bstart[b + 1] - T->bstart[b];
+}
+
+void ildl_tiles_free(ildl_tiles *T);
+
+#endif

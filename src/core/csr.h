@@ -1,0 +1,45 @@
+/* csr.h -- the validated sparse matrix every stage works on: n x n, CSR, 0-based,
+ * full symmetric pattern, columns sorted ascending in each row, no duplicates. */
+#ifndef ILDL_CORE_CSR_H
+#define ILDL_CORE_CSR_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ildl_csr {
+    int32_t n;
+    int64_t *rowptr; /* [n+1] */
+    int32_t *col;    /* [rowptr[n]] sorted within each row */
+    double *val;     /* [rowptr[n]] */
+} ildl_csr;
+
+/* Allocate an n x n CSR with room for nnz entries (rowptr zeroed). ILDL_SUCCESS or OOM. */
+int ildl_csr_alloc(int32_t n, int64_t nnz, ildl_csr *out);
+
+/* Free the arrays of A and zero it (A may be partially allocated or zeroed). */
+void ildl_csr_free(ildl_csr *A);
+
+/* Deep copy src into dst. ILDL_SUCCESS or ILDL_ERR_OUT_OF_MEMORY. */
+int ildl_csr_copy(const ildl_csr *src, ildl_csr *dst);
+
+/* Check a caller's CSR: n>0, rowptr monotone from 0, indices in range, no duplicates,
+ * finite values, symmetric pattern and values (|a_ij - a_ji| <= sym_tol*max(|a_ij|,|a_ji|)),
+ * no empty row. Returns an ILDL_* status and, on failure, a message in msg (msglen bytes)
+ * naming the offending row/entry. Does not require sorted columns. */
+int ildl_csr_validate(int32_t n, const int64_t *rowptr, const int32_t *col, const double *val,
+                      double sym_tol, char *msg, size_t msglen);
+
+/* Build a sorted CSR copy of a caller's (validated) CSR; perm_out (optional, [nnz]) receives
+ * for each sorted slot the index of the caller's entry it came from. */
+int ildl_csr_from_user(int32_t n, const int64_t *rowptr, const int32_t *col, const double *val,
+                       ildl_csr *out, int64_t *perm_out);
+
+/* y = A x (A full pattern). */
+void ildl_csr_matvec(const ildl_csr *A, const double *x, double *y);
+
+/* B = P A P^T with perm[new] = old (B row k is A row perm[k]); B sorted. */
+int ildl_csr_permute(const ildl_csr *A, const int32_t *perm, ildl_csr *B);
+
+/* max |a_ij| (0 for an all-zero matrix). */
+double ildl_csr_max_abs(const ildl_csr *A);
+
+#endif

@@ -1,0 +1,26 @@
+/* util.h -- small helpers shared by all modules: timing, checked allocation, messages. */
+#ifndef ILDL_CORE_UTIL_H
+#define ILDL_CORE_UTIL_H
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Wall-clock seconds from an arbitrary origin (monotonic). */
+double ildl_wtime(void);
+
+/* malloc/calloc that return NULL for size 0 requests as a valid (non-error) empty
+ * allocation of 1 byte, so callers can treat NULL as out-of-memory uniformly. */
+void *ildl_malloc(size_t bytes);
+void *ildl_calloc(size_t count, size_t size);
+
+/* snprintf into msg if msg != NULL and msglen > 0. */
+void ildl_msg(char *msg, size_t msglen, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* 1 if x is finite. */
+int ildl_isfinite(double x);
+
+#endif

@@ -1,0 +1,35 @@
+/* factor.h -- the CPU reference block-iLDL^T (paper Alg. 1, pull order, level by level)
+ * and its level-scheduled block triangular solves. The CUDA backend must reproduce these
+ * results (same pivots, same kept entries). */
+#ifndef ILDL_CPU_FACTOR_H
+#define ILDL_CPU_FACTOR_H
+#include <stdint.h>
+#include "analyse/tiles.h"
+
+typedef struct ildl_factor_params {
+    int pivoting;            /* ildl_pivoting */
+    double drop_tol;         /* tau */
+    double pivot_tol;
+    double perturb;
+    int leftover;            /* ildl_leftover (the CPU always uses the deterministic scan) */
+    const int8_t *pair_hint; /* optional [n] in analysed order: rows k,k+1 form a static 2x2 */
+    int num_threads;         /* 0 = OpenMP default */
+} ildl_factor_params;
+
+typedef struct ildl_factor_stats {
+    int32_t n2x2;
+    int32_t nperturbed;
+    int32_t inertia_pos, inertia_neg, inertia_zero;
+    int64_t factor_nnz;      /* stored entries of U off the diagonal + n (unit diag) + D entries */
+    int64_t leftover_granted;/* extra entries granted beyond static capacities */
+} ildl_factor_stats;
+
+/* Factor T (a_val must be loaded) into T->val/idx/off/nnz/piv/d_*. Returns ILDL_SUCCESS or
+ * ILDL_ERR_OUT_OF_MEMORY. */
+int ildl_cpu_factor(ildl_tiles *T, const ildl_factor_params *p, ildl_factor_stats *st);
+
+/* In place x <- (U^T D U)^{-1} x, x[n] in factored (pivot) order: forward over levels with
+ * U^T, then D^{-1}, then backward over levels with U. */
+void ildl_cpu_solve(const ildl_tiles *T, double *x);
+
+#endif

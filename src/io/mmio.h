@@ -1,0 +1,25 @@
+/* mmio.h -- Matrix Market reader/writer (coordinate real/integer/pattern, symmetric/general;
+ * plain .mtx or gzip-compressed .mtx.gz, read through zlib). */
+#ifndef ILDL_IO_MMIO_H
+#define ILDL_IO_MMIO_H
+#include <stddef.h>
+#include "core/csr.h"
+
+/* Read a square symmetric matrix into A (full symmetric pattern, sorted, duplicates
+ * summed). Symmetric files may store either triangle (or both, consistently); a general
+ * file must be symmetric in pattern and values (relative tolerance 1e-12). Pattern files get
+ * value 1. Returns ILDL_SUCCESS, ILDL_ERR_IO (cannot open/read), ILDL_ERR_FORMAT (bad header,
+ * bad line, wrong entry count, unsupported field/kind such as complex or array),
+ * ILDL_ERR_NOT_SQUARE, ILDL_ERR_INDEX_RANGE, ILDL_ERR_NAN_INF, ILDL_ERR_NOT_SYMMETRIC,
+ * ILDL_ERR_EMPTY (n == 0), ILDL_ERR_OUT_OF_MEMORY; on failure msg names the file line. */
+int ildl_mm_read(const char *path, ildl_csr *A, char *msg, size_t msglen);
+
+/* Read a dense vector: Matrix Market "array real general" n x 1, or one number per line.
+ * *x is malloc'ed; *n receives its length. */
+int ildl_mm_read_vector(const char *path, double **x, int32_t *n, char *msg, size_t msglen);
+
+/* Write A as "coordinate real symmetric" (lower triangle, 1-based, %.17g); a path ending in
+ * .gz is gzip-compressed. Returns ILDL_SUCCESS or ILDL_ERR_IO. */
+int ildl_mm_write(const char *path, const ildl_csr *A, char *msg, size_t msglen);
+
+#endif

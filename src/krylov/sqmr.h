@@ -1,0 +1,37 @@
+/* sqmr.h -- simplified QMR (Freund & Nachtigal 1994) for symmetric A with a symmetric,
+ * possibly indefinite preconditioner M, on host vectors. Stops on the TRUE relative residual
+ * ||b - A x|| / ||b|| of the iterate it returns. */
+#ifndef ILDL_KRYLOV_SQMR_H
+#define ILDL_KRYLOV_SQMR_H
+#include <stdint.h>
+
+/* y = A x */
+typedef void (*ildl_matvec_fn)(void *ctx, const double *x, double *y);
+/* z = M^{-1} r; returns an ILDL_* status (non-success aborts the solve) */
+typedef int (*ildl_precond_fn)(void *ctx, const double *r, double *z);
+
+typedef struct ildl_sqmr_params {
+    double tol;        /* target true relative residual */
+    int max_iter;
+    int check_every;   /* check the true residual when the estimate says converged, and at
+                          most every check_every iterations (>= 1) */
+    int use_x0;        /* 1: x holds the initial guess */
+    void (*progress)(void *ctx, int iter, double est_rel_res); /* optional, may be NULL */
+    void *progress_ctx;
+} ildl_sqmr_params;
+
+typedef struct ildl_sqmr_result {
+    int iterations;
+    int converged;           /* true residual <= tol */
+    double true_residual;    /* ||b - A x|| / ||b|| of the returned x */
+    double est_residual;     /* the recurrence's estimate at exit */
+} ildl_sqmr_result;
+
+/* Solve A x = b. precond may be NULL (identity). b = 0 gives x = 0, converged.
+ * Returns ILDL_SUCCESS (converged), ILDL_ERR_NOT_CONVERGED, ILDL_ERR_BREAKDOWN (x is the
+ * best iterate seen), ILDL_ERR_OUT_OF_MEMORY, or the preconditioner's error. */
+int ildl_sqmr(int32_t n, ildl_matvec_fn matvec, void *mctx, ildl_precond_fn precond,
+              void *pctx, const double *b, double *x, const ildl_sqmr_params *prm,
+              ildl_sqmr_result *res);
+
+#endif

@@ -1,0 +1,129 @@
+#include "testutil.h"
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+const char *ildl_test_shared_matrix(const char *name)
+{
+    static char path[4096];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", ILDL_SHARED_MATRICES, name);
+    if (stat(path, &st) != 0) {
+        printf("SKIP: shared matrix %s not found (../shared is not beside this clone)\n", path);
+        return NULL;
+    }
+    return path;
+}
+
+const char *ildl_test_data_file(const char *name)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/%s", ILDL_DATA_DIR, name);
+    return path;
+}
+
+double ildl_test_rand(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+typedef struct { int32_t i, j; double v; } trip;
+
+static int trip_cmp(const void *a, const void *b)
+{
+    const trip *x = a, *y = b;
+    if (x->i != y->i) return x->i < y->i ? -1 : 1;
+    if (x->j != y->j) return x->j < y->j ? -1 : 1;
+    return 0;
+}
+
+void ildl_test_csr_from_triplets(int32_t n, int64_t nt, const int32_t *ti, const int32_t *tj,
+                                 const double *tv, ildl_csr *A)
+{
+    trip *t = malloc(sizeof(trip) * (size_t)(2 * nt + 1));
+    assert(t);
+    int64_t m = 0;
+    for (int64_t k = 0; k < nt; k++) {
+        t[m++] = (trip){ti[k], tj[k], tv[k]};
+        if (ti[k] != tj[k]) t[m++] = (trip){tj[k], ti[k], tv[k]};
+    }
+    qsort(t, (size_t)m, sizeof(trip), trip_cmp);
+    /* sum duplicates */
+    int64_t u = 0;
+    for (int64_t k = 0; k < m; k++) {
+        if (u > 0 && t[u - 1].i == t[k].i && t[u - 1].j == t[k].j) t[u - 1].v += t[k].v;
+        else t[u++] = t[k];
+    }
+    int st = ildl_csr_alloc(n, u, A);
+    assert(st == 0);
+    (void)st;
+    for (int64_t k = 0; k < u; k++) {
+        A->rowptr[t[k].i + 1]++;
+        A->col[k] = t[k].j;
+        A->val[k] = t[k].v;
+    }
+    for (int32_t i = 0; i < n; i++) A->rowptr[i + 1] += A->rowptr[i];
+    free(t);
+}
+
+void ildl_test_random_sym(int32_t n, int deg, double dscale, double zero_diag, uint64_t seed,
+                          ildl_csr *A)
+{
+    uint64_t s = seed;
+    int64_t cap = (int64_t)n * (deg + 1);
+    int32_t *ti = malloc(sizeof(int32_t) * (size_t)cap);
+    int32_t *tj = malloc(sizeof(int32_t) * (size_t)cap);
+    double *tv = malloc(sizeof(double) * (size_t)cap);
+    assert(ti && tj && tv);
+    int64_t m = 0;
+    for (int32_t i = 0; i < n; i++) {
+        double d = (ildl_test_rand(&s) < zero_diag) ? 0.0 : dscale * (2.0 * ildl_test_rand(&s) - 1.0);
+        ti[m] = i; tj[m] = i; tv[m] = d; m++;
+        for (int k = 0; k < deg / 2 + 1 && n > 1; k++) {
+            int32_t j = (int32_t)(ildl_test_rand(&s) * n);
+            if (j >= n) j = n - 1;
+            if (j == i) continue;
+            ti[m] = i; tj[m] = j; tv[m] = 2.0 * ildl_test_rand(&s) - 1.0; m++;
+            if (m >= cap) break;
+        }
+        if (m >= cap) break;
+    }
+    ildl_test_csr_from_triplets(n, m, ti, tj, tv, A);
+    free(ti); free(tj); free(tv);
+}
+
+void ildl_test_laplace2d(int32_t m, double shift, ildl_csr *A)
+{
+    int32_t n = m * m;
+    int64_t cap = 3 * (int64_t)n;
+    int32_t *ti = malloc(sizeof(int32_t) * (size_t)cap);
+    int32_t *tj = malloc(sizeof(int32_t) * (size_t)cap);
+    double *tv = malloc(sizeof(double) * (size_t)cap);
+    assert(ti && tj && tv);
+    int64_t k = 0;
+    for (int32_t y = 0; y < m; y++)
+        for (int32_t x = 0; x < m; x++) {
+            int32_t i = y * m + x;
+            ti[k] = i; tj[k] = i; tv[k] = 4.0 - shift; k++;
+            if (x + 1 < m) { ti[k] = i; tj[k] = i + 1; tv[k] = -1.0; k++; }
+            if (y + 1 < m) { ti[k] = i; tj[k] = i + m; tv[k] = -1.0; k++; }
+        }
+    ildl_test_csr_from_triplets(n, k, ti, tj, tv, A);
+    free(ti); free(tj); free(tv);
+}
+
+double *ildl_test_dense(const ildl_csr *A)
+{
+    double *D = calloc((size_t)A->n * (size_t)A->n, sizeof(double));
+    assert(D);
+    for (int32_t i = 0; i < A->n; i++)
+        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+            D[(size_t)i * A->n + A->col[p]] += A->val[p];
+    return D;
+}

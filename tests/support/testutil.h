@@ -1,0 +1,36 @@
+/* testutil.h -- helpers shared by the cmocka tests. Include after <cmocka.h>'s prerequisites:
+ *   #include <stdarg.h> <stddef.h> <stdint.h> <setjmp.h> then <cmocka.h> then this. */
+#ifndef ILDL_TESTUTIL_H
+#define ILDL_TESTUTIL_H
+#include <stdint.h>
+#include "core/csr.h"
+
+/* Path of a shared real matrix ("tuma2.mtx.gz") under ILDL_SHARED_MATRICES, or NULL (and a
+ * printed "SKIP: ..." line) when the shared folder is not beside the clone. The returned
+ * string is static storage (valid until the next call). */
+const char *ildl_test_shared_matrix(const char *name);
+
+/* Path of a file under the repository's data/ folder (static storage). */
+const char *ildl_test_data_file(const char *name);
+
+/* Build an n x n symmetric CSR (full pattern, sorted) from the upper-or-lower triangle
+ * triplets (i, j, v) (both (i,j) and (j,i) are inserted unless i == j). Asserts on OOM. */
+void ildl_test_csr_from_triplets(int32_t n, int64_t nt, const int32_t *ti, const int32_t *tj,
+                                 const double *tv, ildl_csr *A);
+
+/* Random sparse symmetric indefinite matrix: each row gets about deg off-diagonal entries
+ * in (-1,1), diagonal in (-dscale, dscale) with random sign (some exactly zero if zero_diag
+ * > 0: that fraction of diagonals is 0). Deterministic from seed. */
+void ildl_test_random_sym(int32_t n, int deg, double dscale, double zero_diag, uint64_t seed,
+                          ildl_csr *A);
+
+/* 2D 5-point Laplacian on an m x m grid, shifted: diag = 4 - shift. */
+void ildl_test_laplace2d(int32_t m, double shift, ildl_csr *A);
+
+/* Dense copy (n*n row-major, malloc'ed) of a CSR. */
+double *ildl_test_dense(const ildl_csr *A);
+
+/* Simple deterministic PRNG (splitmix64) in [0,1). */
+double ildl_test_rand(uint64_t *state);
+
+#endif
