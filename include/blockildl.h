@@ -74,7 +74,7 @@ typedef enum {
     ILDL_ORDER_METIS = 3,
     ILDL_ORDER_NATURAL = 4
 } ildl_ordering;
-typedef enum { ILDL_BLOCKING_RB = 0, ILDL_BLOCKING_BR = 1 } ildl_blocking;
+typedef enum { ILDL_BLOCKING_RB = 0, ILDL_BLOCKING_BR = 1 } ildl_blocking_strategy;
 typedef enum {
     ILDL_SCALING_NONE = 0,
     ILDL_SCALING_EQUILIBRATE = 1, /* symmetric Ruiz equilibration: max |entry| per row = 1 */
@@ -93,12 +93,15 @@ typedef enum {
 
 /* Log callback: receives one line (no trailing newline) when verbosity > 0. */
 typedef void (*ildl_log_fn)(void *ctx, const char *line);
+/* Progress callback: called by ildl_solve after every SQMR iteration with the iteration
+ * number and SQMR's estimate of the relative residual (not the true one). */
+typedef void (*ildl_progress_fn)(void *ctx, int iteration, double estimated_residual);
 
 /* Options. Always initialise with ildl_options_default(); then change fields. */
 typedef struct ildl_options {
     int backend;            /* ildl_backend; default AUTO (CUDA if a GPU is usable, else CPU) */
     int ordering;           /* ildl_ordering; default AMD */
-    int blocking;           /* ildl_blocking; default RB */
+    int blocking;           /* ildl_blocking_strategy; default RB */
     int scaling;            /* ildl_scaling; default EQUILIBRATE */
     int pivoting;           /* ildl_pivoting; default ROOK */
     int precision;          /* ildl_precision; default DOUBLE */
@@ -120,6 +123,8 @@ typedef struct ildl_options {
     ildl_log_fn log_fn;     /* NULL: lines go to stderr when verbosity > 0 */
     void *log_ctx;
     int device_id;          /* CUDA device ordinal; default 0 */
+    ildl_progress_fn progress_fn; /* optional, default NULL */
+    void *progress_ctx;
     int reserved_int[15];
     double reserved_double[16];
     void *reserved_ptr[4];
@@ -166,7 +171,8 @@ int ildl_options_default(ildl_options *opts);
 /* A one-line English description of a status code (never NULL). */
 const char *ildl_strerror(int status);
 
-/* The detailed message of the last failing call on h (never NULL; "" if none). */
+/* The detailed message of the last failing call on h (never NULL; "" if none). With
+ * h == NULL: the message of the last failed ildl_setup in the calling thread. */
 const char *ildl_last_error(const ildl_handle *h);
 
 /* Library version as "MAJOR.MINOR.PATCH" (never NULL). */

@@ -1,1 +1,284 @@
-int main(void) { return 0; }
+/* ildl -- command-line front end of libblockildl (the main job).
+ *   ildl solve FILE.mtx[.gz] [options]   solve A x = b (b = A*ones unless --rhs) and report
+ *   ildl --help | --version
+ * Exit status: 0 converged, 1 not converged, 2 bad input or failure. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "blockildl.h"
+#include "core/csr.h"
+#include "core/util.h"
+#include "io/mmio.h"
+
+typedef struct { const char *name; int value; } named;
+static const named backends[] = {{"auto", ILDL_BACKEND_AUTO}, {"cpu", ILDL_BACKEND_CPU}, {"cuda", ILDL_BACKEND_CUDA}, {0, 0}};
+static const named orderings[] = {{"amd", ILDL_ORDER_AMD}, {"rcm", ILDL_ORDER_RCM}, {"gmc", ILDL_ORDER_GMC},
+                                  {"metis", ILDL_ORDER_METIS}, {"natural", ILDL_ORDER_NATURAL}, {0, 0}};
+static const named blockings[] = {{"rb", ILDL_BLOCKING_RB}, {"br", ILDL_BLOCKING_BR}, {0, 0}};
+static const named pivots[] = {{"none", ILDL_PIVOT_NONE}, {"bk", ILDL_PIVOT_BK}, {"rook", ILDL_PIVOT_ROOK}, {0, 0}};
+static const named precisions[] = {{"double", ILDL_PREC_DOUBLE}, {"single", ILDL_PREC_SINGLE}, {"mixed", ILDL_PREC_MIXED}, {0, 0}};
+static const named scalings[] = {{"none", ILDL_SCALING_NONE}, {"equilibrate", ILDL_SCALING_EQUILIBRATE},
+                                 {"matching", ILDL_SCALING_MATCHING}, {0, 0}};
+static const named leftovers[] = {{"scan", ILDL_LEFTOVER_SCAN}, {"atomic", ILDL_LEFTOVER_ATOMIC}, {0, 0}};
+
+static const char *name_of(const named *t, int v)
+{
+    for (; t->name; t++) if (t->value == v) return t->name;
+    return "?";
+}
+
+static int parse_named(const named *t, const char *opt, const char *arg, int *out)
+{
+    for (const named *p = t; p->name; p++)
+        if (strcmp(p->name, arg) == 0) { *out = p->value; return 0; }
+    fprintf(stderr, "ildl: %s: unknown value '%s' (one of:", opt, arg);
+    for (; t->name; t++) fprintf(stderr, " %s", t->name);
+    fprintf(stderr, ")\n");
+    return -1;
+}
+
+static int parse_double(const char *opt, const char *arg, double *out)
+{
+    char *end;
+    double v = strtod(arg, &end);
+    if (end == arg || *end || !isfinite(v)) { fprintf(stderr, "ildl: %s: '%s' is not a number\n", opt, arg); return -1; }
+    *out = v;
+    return 0;
+}
+
+static int parse_int(const char *opt, const char *arg, int *out)
+{
+    char *end;
+    long v = strtol(arg, &end, 10);
+    if (end == arg || *end || v < -1000000000L || v > 1000000000L) { fprintf(stderr, "ildl: %s: '%s' is not an integer\n", opt, arg); return -1; }
+    *out = (int)v;
+    return 0;
+}
+
+static void usage(FILE *f)
+{
+    ildl_options d;
+    ildl_options_default(&d);
+    fprintf(f,
+        "usage: ildl solve FILE.mtx[.gz] [options]\n"
+        "       ildl --help | --version\n\n"
+        "Solve A x = b for a sparse symmetric (indefinite) matrix A in Matrix Market format with\n"
+        "SQMR preconditioned by a block-incomplete LDL^T. b = A*ones unless --rhs is given.\n\n"
+        "options (default in brackets):\n"
+        "  --backend cpu|cuda|auto       compute backend [%s]\n"
+        "  --ordering amd|rcm|gmc|metis|natural   fill-reducing ordering [%s]\n"
+        "  --blocking rb|br              blocking strategy [%s]\n"
+        "  --scaling none|equilibrate|matching    scaling [%s]\n"
+        "  --fill-level L                block level of fill l_f [%d]\n"
+        "  --fill-factor R               capacity per block r_f * nnz(A_ij); <= 0 unlimited [%g]\n"
+        "  --threshold T                 drop tolerance tau [%g]\n"
+        "  --pivot none|bk|rook          pivoting in diagonal blocks [%s]\n"
+        "  --precision double|single|mixed   factor/solve precision [%s]\n"
+        "  --block-size B                max rows per block, 1..32 [%d]\n"
+        "  --block-threshold C           cosine similarity threshold [%g]\n"
+        "  --leftover scan|atomic        leftover capacity protocol [%s]\n"
+        "  --tol TOL                     true relative residual target [%g]\n"
+        "  --maxit N                     SQMR iteration limit [%d]\n"
+        "  --threads N                   CPU threads, 0 = all [%d]\n"
+        "  --rhs FILE                    right-hand side (Matrix Market array or one value per line)\n"
+        "  --json                        also print the summary as one JSON object (last line)\n"
+        "  --quiet                       print only the JSON line (with --json) or nothing\n"
+        "  -v, --verbose                 log phases (twice: every iteration)\n"
+        "  --help                        this text\n"
+        "  --version                     library version\n\n"
+        "exit status: 0 converged, 1 not converged, 2 error\n",
+        name_of(backends, d.backend), name_of(orderings, d.ordering), name_of(blockings, d.blocking),
+        name_of(scalings, d.scaling), d.fill_level, d.fill_factor, d.drop_tol, name_of(pivots, d.pivoting),
+        name_of(precisions, d.precision), d.max_block_size, d.block_threshold, name_of(leftovers, d.leftover),
+        d.tol, d.max_iter, d.num_threads);
+}
+
+typedef struct { double start, last; int quiet; } progress_state;
+
+/* Progress on long runs: one line on stderr every 2 s once a solve has run 2 s. */
+static void progress(void *ctx, int it, double est)
+{
+    progress_state *p = ctx;
+    double now = ildl_wtime();
+    if (p->quiet || now - p->start < 2.0 || now - p->last < 2.0) return;
+    p->last = now;
+    fprintf(stderr, "  ... iteration %d, estimated relative residual %.2e (%.0f s)\n", it, est, now - p->start);
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
+        else fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void json_number(FILE *f, double v)
+{
+    if (isfinite(v)) fprintf(f, "%.6g", v);
+    else fprintf(f, "null");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) { usage(stderr); return 2; }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { usage(stdout); return 0; }
+    if (!strcmp(argv[1], "--version")) { printf("ildl (libblockildl) %s\n", ildl_version()); return 0; }
+    if (strcmp(argv[1], "solve") != 0) { fprintf(stderr, "ildl: unknown command '%s'\n", argv[1]); usage(stderr); return 2; }
+
+    ildl_options opt;
+    ildl_options_default(&opt);
+    const char *file = NULL, *rhs = NULL;
+    int json = 0, quiet = 0;
+    for (int a = 2; a < argc; a++) {
+        const char *o = argv[a];
+        const char *v = (a + 1 < argc) ? argv[a + 1] : NULL;
+        int bad = 0, used = 1;
+#define NEEDV if (!v) { fprintf(stderr, "ildl: %s needs a value\n", o); return 2; }
+        if (!strcmp(o, "--help")) { usage(stdout); return 0; }
+        else if (!strcmp(o, "--json")) { json = 1; used = 0; }
+        else if (!strcmp(o, "--quiet")) { quiet = 1; used = 0; }
+        else if (!strcmp(o, "-v") || !strcmp(o, "--verbose")) { opt.verbosity++; used = 0; }
+        else if (!strcmp(o, "--backend")) { NEEDV bad = parse_named(backends, o, v, &opt.backend); }
+        else if (!strcmp(o, "--ordering")) { NEEDV bad = parse_named(orderings, o, v, &opt.ordering); }
+        else if (!strcmp(o, "--blocking")) { NEEDV bad = parse_named(blockings, o, v, &opt.blocking); }
+        else if (!strcmp(o, "--scaling")) { NEEDV bad = parse_named(scalings, o, v, &opt.scaling); }
+        else if (!strcmp(o, "--pivot")) { NEEDV bad = parse_named(pivots, o, v, &opt.pivoting); }
+        else if (!strcmp(o, "--precision")) { NEEDV bad = parse_named(precisions, o, v, &opt.precision); }
+        else if (!strcmp(o, "--leftover")) { NEEDV bad = parse_named(leftovers, o, v, &opt.leftover); }
+        else if (!strcmp(o, "--fill-level")) { NEEDV bad = parse_int(o, v, &opt.fill_level); }
+        else if (!strcmp(o, "--fill-factor")) { NEEDV bad = parse_double(o, v, &opt.fill_factor); }
+        else if (!strcmp(o, "--threshold")) { NEEDV bad = parse_double(o, v, &opt.drop_tol); }
+        else if (!strcmp(o, "--block-size")) { NEEDV bad = parse_int(o, v, &opt.max_block_size); }
+        else if (!strcmp(o, "--block-threshold")) { NEEDV bad = parse_double(o, v, &opt.block_threshold); }
+        else if (!strcmp(o, "--tol")) { NEEDV bad = parse_double(o, v, &opt.tol); }
+        else if (!strcmp(o, "--maxit")) { NEEDV bad = parse_int(o, v, &opt.max_iter); }
+        else if (!strcmp(o, "--threads")) { NEEDV bad = parse_int(o, v, &opt.num_threads); }
+        else if (!strcmp(o, "--rhs")) { NEEDV rhs = v; }
+        else if (o[0] == '-') { fprintf(stderr, "ildl: unknown option '%s' (see ildl --help)\n", o); return 2; }
+        else if (!file) { file = o; used = 0; }
+        else { fprintf(stderr, "ildl: unexpected argument '%s'\n", o); return 2; }
+#undef NEEDV
+        if (bad) return 2;
+        a += used;
+    }
+    if (!file) { fprintf(stderr, "ildl: solve needs a matrix file\n"); usage(stderr); return 2; }
+
+    char msg[512] = "";
+    ildl_csr A = {0};
+    double *b = NULL, *x = NULL, *ones = NULL;
+    ildl_handle *h = NULL;
+    ildl_info info;
+    memset(&info, 0, sizeof info);
+    int status = ILDL_SUCCESS, exit_code = 2;
+    double err_ones = NAN, t_read = ildl_wtime();
+    const char *phase = "read";
+    progress_state ps = {0.0, 0.0, quiet};
+
+    status = ildl_mm_read(file, &A, msg, sizeof msg);
+    t_read = ildl_wtime() - t_read;
+    if (status) goto report;
+    int32_t n = A.n;
+    int64_t nnz = A.rowptr[n];
+    x = calloc((size_t)n, sizeof(double));
+    if (rhs) {
+        int32_t nb = 0;
+        status = ildl_mm_read_vector(rhs, &b, &nb, msg, sizeof msg);
+        if (!status && nb != n) {
+            snprintf(msg, sizeof msg, "%s has %d entries but the matrix has n = %d", rhs, (int)nb, (int)n);
+            status = ILDL_ERR_SIZE_MISMATCH;
+        }
+        if (status) goto report;
+    } else {
+        b = malloc(sizeof(double) * (size_t)n);
+        ones = malloc(sizeof(double) * (size_t)n);
+        if (!b || !ones) { status = ILDL_ERR_OUT_OF_MEMORY; goto report; }
+        for (int32_t i = 0; i < n; i++) ones[i] = 1.0;
+        ildl_csr_matvec(&A, ones, b);
+    }
+    if (!x) { status = ILDL_ERR_OUT_OF_MEMORY; goto report; }
+    if (!quiet) printf("matrix   %s\n         n = %d, nnz = %lld (full symmetric pattern), read in %.3f s\n",
+                       file, (int)n, (long long)nnz, t_read);
+
+    phase = "setup";
+    opt.progress_fn = progress;
+    opt.progress_ctx = &ps;
+    status = ildl_setup(n, A.rowptr, A.col, A.val, &opt, &h);
+    if (status) { snprintf(msg, sizeof msg, "%s", ildl_last_error(NULL)); goto report; }
+    phase = "factor";
+    status = ildl_factor(h, NULL);
+    if (status) { snprintf(msg, sizeof msg, "%s", ildl_last_error(h)); goto report; }
+    phase = "solve";
+    ps.start = ildl_wtime();
+    status = ildl_solve(h, b, x);
+    if (status) snprintf(msg, sizeof msg, "%s", ildl_last_error(h));
+    if (ones) {
+        double e = 0, o = 0;
+        for (int32_t i = 0; i < n; i++) { e = fmax(e, fabs(x[i] - 1.0)); o = 1.0; }
+        err_ones = e / o;
+    }
+
+report:
+    if (h) ildl_get_info(h, &info);
+    int converged = h && info.converged;
+    exit_code = (status == ILDL_SUCCESS && converged) ? 0 : (status == ILDL_ERR_NOT_CONVERGED || status == ILDL_ERR_BREAKDOWN) ? 1 : 2;
+    if (!quiet) {
+        if (h) {
+            printf("backend  %s, ordering %s, blocking %s, pivot %s, l_f %d, r_f %g, tau %g, precision %s\n",
+                   name_of(backends, info.backend), name_of(orderings, opt.ordering), name_of(blockings, opt.blocking),
+                   name_of(pivots, opt.pivoting), opt.fill_level, opt.fill_factor, opt.drop_tol, name_of(precisions, opt.precision));
+            printf("analyse  %d blocks (mean %.1f rows), %lld tiles (%lld fill), %d levels, capacity %lld\n",
+                   (int)info.num_blocks, info.mean_block_size, (long long)info.num_tiles, (long long)info.num_fill_tiles,
+                   (int)info.num_levels, (long long)info.factor_capacity);
+            printf("factor   nnz %lld (fill %.2f), 2x2 pivots %d, perturbed %d, inertia (+%d, -%d, 0:%d)\n",
+                   (long long)info.factor_nnz, info.fill, (int)info.num_2x2_pivots, (int)info.num_perturbed,
+                   (int)info.inertia_pos, (int)info.inertia_neg, (int)info.inertia_zero);
+            printf("time     setup %.4f s, factor %.4f s, solve %.4f s\n", info.setup_seconds, info.factor_seconds, info.solve_seconds);
+            printf("sqmr     %d iterations, true relative residual %.3e (%s)\n", info.iterations, info.true_residual,
+                   converged ? "converged" : "NOT converged");
+            if (isfinite(err_ones)) printf("error    max |x - 1| = %.3e\n", err_ones);
+        }
+        if (status) fprintf(stderr, "ildl: %s failed: %s: %s\n", phase, ildl_strerror(status), msg);
+        else printf("status   %s\n", "success");
+    }
+    if (json) {
+        printf("{\"matrix\":");
+        json_string(stdout, file);
+        printf(",\"n\":%d,\"nnz\":%lld,\"backend\":", (int)A.n, (long long)(A.rowptr ? A.rowptr[A.n] : 0));
+        json_string(stdout, h ? name_of(backends, info.backend) : name_of(backends, opt.backend));
+        printf(",\"status\":");
+        json_string(stdout, status ? ildl_strerror(status) : "success");
+        printf(",\"status_code\":%d,\"phase\":", status);
+        json_string(stdout, phase);
+        printf(",\"message\":");
+        json_string(stdout, msg);
+        printf(",\"converged\":%s,\"iterations\":%d,\"true_residual\":", converged ? "true" : "false", info.iterations);
+        json_number(stdout, h ? info.true_residual : NAN);
+        printf(",\"error_vs_ones\":");
+        json_number(stdout, err_ones);
+        printf(",\"setup_s\":");
+        json_number(stdout, info.setup_seconds);
+        printf(",\"factor_s\":");
+        json_number(stdout, info.factor_seconds);
+        printf(",\"solve_s\":");
+        json_number(stdout, info.solve_seconds);
+        printf(",\"blocks\":%d,\"levels\":%d,\"tiles\":%lld,\"factor_nnz\":%lld,\"fill\":", (int)info.num_blocks,
+               (int)info.num_levels, (long long)info.num_tiles, (long long)info.factor_nnz);
+        json_number(stdout, info.fill);
+        printf(",\"perturbed\":%d,\"pivots_2x2\":%d,\"ordering\":\"%s\",\"blocking\":\"%s\",\"pivot\":\"%s\","
+               "\"fill_level\":%d,\"fill_factor\":%g,\"threshold\":%g,\"precision\":\"%s\"}\n",
+               (int)info.num_perturbed, (int)info.num_2x2_pivots, name_of(orderings, opt.ordering),
+               name_of(blockings, opt.blocking), name_of(pivots, opt.pivoting), opt.fill_level, opt.fill_factor,
+               opt.drop_tol, name_of(precisions, opt.precision));
+    }
+    ildl_destroy(h);
+    ildl_csr_free(&A);
+    free(b); free(x); free(ones);
+    return exit_code;
+}

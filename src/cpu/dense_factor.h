@@ -23,9 +23,11 @@ typedef struct ildl_dense_result {
     int nperturbed;    /* pivots whose magnitude was below pivot_tol and were perturbed */
 } ildl_dense_result;
 
-/* Parameters shared by the strategies. A 1x1 pivot d with |d| < pivot_tol is replaced by
- * copysign(perturb, d) (perturb if d == 0); a 2x2 pivot whose determinant magnitude is below
- * pivot_tol * (its largest entry)^... is treated as two 1x1 pivots instead. */
+/* Parameters shared by the strategies. A 1x1 pivot d with |d| < pivot_tol (or d == 0) is
+ * replaced by copysign(perturb, d) (perturb if d == 0); perturb must be > 0. A 2x2 pivot
+ * [a b; b c] with largest entry magnitude g is numerically singular when g < pivot_tol or
+ * |ac - b^2| < pivot_tol * g^2 (or det == 0); it then falls back to a 1x1 pivot at its
+ * first index (perturbed if needed), and the next step searches again. */
 typedef struct ildl_dense_params {
     double pivot_tol;
     double perturb;
@@ -48,5 +50,20 @@ void ildl_dense_factor(int strategy, int m, double *a, const ildl_dense_params *
  * strictly upper part) and D from res. This is the off-diagonal solve U_ij = D^-1 U_ii^-T P A_ij. */
 void ildl_dense_solve_offdiag(int mi, int mj, const double *u, const ildl_dense_result *res,
                               double *b);
+
+/* Steps shared by the strategy files (dense_common.c); not for use outside src/cpu. */
+/* Reset res for an m x m tile: identity perm, no pivots yet. */
+void ildl_dense_begin(int m, ildl_dense_result *res);
+/* Symmetrically interchange rows/cols i and j of the tile (all m rows/cols) and of res->perm. */
+void ildl_dense_swap(int m, double *a, ildl_dense_result *res, int i, int j);
+/* max_{k <= j < m, j != skip} |a(row, j)| (0 if empty); its smallest such j goes to *jmax. */
+double ildl_dense_absmax(int m, const double *a, int row, int k, int skip, int *jmax);
+/* Bring row piv (>= k) to k and eliminate it as a 1x1 pivot; returns 1 (rows consumed). */
+int ildl_dense_take1(int m, double *a, int k, int piv, const ildl_dense_params *p,
+                     ildl_dense_result *res);
+/* Bring rows q, r (>= k, q != r) to k, k+1 and eliminate them as a 2x2 pivot; a numerically
+ * singular pair falls back to a 1x1 pivot at q. Returns the rows consumed (2 or 1). */
+int ildl_dense_take2(int m, double *a, int k, int q, int r, const ildl_dense_params *p,
+                     ildl_dense_result *res);
 
 #endif

@@ -1,9 +1,57 @@
-/* cuda_backend.h -- C entry points of the CUDA backend (implemented in src/cuda/*.cu; a
- * build without CUDA links stub_nocuda.c instead). */
+/* cuda_backend.h -- C entry points of the CUDA backend (implemented in the .cu files of
+ * src/cuda; a build without CUDA links stub_nocuda.c, whose functions report no device). */
 #ifndef ILDL_CUDA_BACKEND_H
 #define ILDL_CUDA_BACKEND_H
+#include <stddef.h>
+#include <stdint.h>
+#include "analyse/tiles.h"
+#include "core/csr.h"
+#include "cpu/factor.h"
+#include "krylov/sqmr.h"
+
+typedef struct ildl_cuda_ctx ildl_cuda_ctx;
 
 /* Number of usable CUDA devices (0 without CUDA, driver or GPU). Never fails. */
 int ildl_cuda_device_count(void);
+
+/* Select device_id, upload the tile store pattern and A (for SpMV), allocate all device
+ * memory a factorization and a solve need. Returns ILDL_SUCCESS, ILDL_ERR_NO_DEVICE,
+ * ILDL_ERR_OUT_OF_MEMORY (device memory) or ILDL_ERR_DEVICE; msg says what failed. */
+int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id, ildl_cuda_ctx **out,
+                     char *msg, size_t msglen);
+
+/* Factor on the device from T->a_val (host, loaded). Copies back into the host T what the
+ * host side needs for maps and statistics: piv, d_diag, d_off, piv_type, off, nnz (not val/idx).
+ * Returns ILDL_SUCCESS, ILDL_ERR_DEVICE, ILDL_ERR_OUT_OF_MEMORY or ILDL_ERR_INTERNAL. */
+int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_factor_params *p,
+                     ildl_factor_stats *st, char *msg, size_t msglen);
+
+/* Round the device factor (U values and D) to single precision: the mixed-precision mode. */
+int ildl_cuda_round_single(ildl_cuda_ctx *c);
+
+/* Copy the factor values and indices (val, idx) into the host T too (for comparisons). */
+int ildl_cuda_download_factor(ildl_cuda_ctx *c, ildl_tiles *T);
+
+/* Install the map from factored positions to the user's rows: q[n], qs[n] (scale). */
+int ildl_cuda_set_map(ildl_cuda_ctx *c, const int32_t *q, const double *qs);
+
+/* x <- (U^T D U)^{-1} x for a host vector in factored order (test hook). */
+int ildl_cuda_solve_factored(ildl_cuda_ctx *c, double *x);
+
+/* z = M^{-1} r in the user's ordering; r, z host or device pointers (where), stream. */
+int ildl_cuda_apply(ildl_cuda_ctx *c, const double *r, double *z, int where, void *stream);
+
+/* SQMR entirely on the device (vectors and scalars stay there; b and x are host arrays).
+ * Same contract and stopping rule as ildl_sqmr. */
+int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x, const ildl_sqmr_params *prm,
+                   ildl_sqmr_result *res);
+
+/* Device bytes held by the context. */
+size_t ildl_cuda_bytes(const ildl_cuda_ctx *c);
+
+/* The device's name ("" without one). */
+const char *ildl_cuda_device_name(const ildl_cuda_ctx *c);
+
+void ildl_cuda_destroy(ildl_cuda_ctx *c);
 
 #endif

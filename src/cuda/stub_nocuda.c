@@ -1,6 +1,43 @@
 /* stub_nocuda.c -- the CUDA backend entry points of a build without CUDA: they report that no
- * device is available, so the API falls back to (or refuses) the CPU backend cleanly. */
+ * device is available, so the API falls back to (or refuses) the CUDA backend cleanly. */
 #include "cuda/cuda_backend.h"
 #include "blockildl.h"
+#include "core/util.h"
 
 int ildl_cuda_device_count(void) { return 0; }
+
+int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id, ildl_cuda_ctx **out,
+                     char *msg, size_t msglen)
+{
+    (void)T; (void)A; (void)device_id;
+    if (out) *out = NULL;
+    ildl_msg(msg, msglen, "this build of libblockildl has no CUDA backend");
+    return ILDL_ERR_NO_DEVICE;
+}
+
+int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_factor_params *p,
+                     ildl_factor_stats *st, char *msg, size_t msglen)
+{
+    (void)c; (void)T; (void)p; (void)st;
+    ildl_msg(msg, msglen, "no CUDA backend");
+    return ILDL_ERR_NO_DEVICE;
+}
+
+int ildl_cuda_download_factor(ildl_cuda_ctx *c, ildl_tiles *T) { (void)c; (void)T; return ILDL_ERR_NO_DEVICE; }
+int ildl_cuda_set_map(ildl_cuda_ctx *c, const int32_t *q, const double *qs) { (void)c; (void)q; (void)qs; return ILDL_ERR_NO_DEVICE; }
+int ildl_cuda_solve_factored(ildl_cuda_ctx *c, double *x) { (void)c; (void)x; return ILDL_ERR_NO_DEVICE; }
+int ildl_cuda_apply(ildl_cuda_ctx *c, const double *r, double *z, int where, void *stream)
+{
+    (void)c; (void)r; (void)z; (void)where; (void)stream;
+    return ILDL_ERR_NO_DEVICE;
+}
+int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x, const ildl_sqmr_params *prm,
+                   ildl_sqmr_result *res)
+{
+    (void)c; (void)b; (void)x; (void)prm; (void)res;
+    return ILDL_ERR_NO_DEVICE;
+}
+size_t ildl_cuda_bytes(const ildl_cuda_ctx *c) { (void)c; return 0; }
+const char *ildl_cuda_device_name(const ildl_cuda_ctx *c) { (void)c; return ""; }
+void ildl_cuda_destroy(ildl_cuda_ctx *c) { (void)c; }
+int ildl_cuda_round_single(ildl_cuda_ctx *c) { (void)c; return ILDL_ERR_NO_DEVICE; }

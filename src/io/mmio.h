@@ -6,7 +6,8 @@
 #include "core/csr.h"
 
 /* Read a square symmetric matrix into A (full symmetric pattern, sorted, duplicates
- * summed). Symmetric files may store either triangle (or both, consistently); a general
+ * summed). Symmetric files may store either triangle or a mix (an entry given as both (i,j)
+ * and (j,i) counts as a duplicate and is summed, as the format says); a general
  * file must be symmetric in pattern and values (relative tolerance 1e-12). Pattern files get
  * value 1. Returns ILDL_SUCCESS, ILDL_ERR_IO (cannot open/read), ILDL_ERR_FORMAT (bad header,
  * bad line, wrong entry count, unsupported field/kind such as complex or array),

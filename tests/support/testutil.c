@@ -5,11 +5,17 @@
 #include <string.h>
 #include <sys/stat.h>
 
+const char *ildl_test_matrices_dir(void)
+{
+    const char *env = getenv("ILDL_MATRICES_DIR");
+    return (env && *env) ? env : ILDL_SHARED_MATRICES;
+}
+
 const char *ildl_test_shared_matrix(const char *name)
 {
     static char path[4096];
     struct stat st;
-    snprintf(path, sizeof path, "%s/%s", ILDL_SHARED_MATRICES, name);
+    snprintf(path, sizeof path, "%s/%s", ildl_test_matrices_dir(), name);
     if (stat(path, &st) != 0) {
         printf("SKIP: shared matrix %s not found (../shared is not beside this clone)\n", path);
         return NULL;

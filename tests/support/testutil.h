@@ -5,6 +5,9 @@
 #include <stdint.h>
 #include "core/csr.h"
 
+/* Folder of the shared real matrices: $ILDL_MATRICES_DIR if set, else ../shared/matrices. */
+const char *ildl_test_matrices_dir(void);
+
 /* Path of a shared real matrix ("tuma2.mtx.gz") under ILDL_SHARED_MATRICES, or NULL (and a
  * printed "SKIP: ..." line) when the shared folder is not beside the clone. The returned
  * string is static storage (valid until the next call). */

@@ -1,0 +1,26 @@
+# Two commands do everything on a fresh Debian machine:
+#   make run    install dependencies, build, solve the shipped matrix (GPU if present, CPU otherwise)
+#   make test   install dependencies, build, run the test suite
+BUILD  ?= build
+JOBS   ?= 2
+MATRIX ?= data/cutest_kkt_CRESC100_0000.mtx.gz
+ARGS   ?=
+
+.PHONY: all deps build run test clean
+all: build
+
+deps:
+	bash scripts/install-deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j$(JOBS)
+
+run: build
+	./$(BUILD)/tools/ildl solve $(MATRIX) --backend auto $(ARGS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+clean:
+	rm -rf $(BUILD)

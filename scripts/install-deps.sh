@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install the Debian packages libblockildl needs, only when something is missing.
+# (CUDA is optional and comes from the NVIDIA toolkit, not from here.)
+set -euo pipefail
+need=()
+have_header() { [ -e "/usr/include/$1" ] || [ -e "/usr/include/suitesparse/$1" ] || [ -e "/usr/local/include/$1" ]; }
+command -v cmake >/dev/null 2>&1 || need+=(cmake)
+command -v make >/dev/null 2>&1 || need+=(make)
+command -v cc >/dev/null 2>&1 || need+=(gcc)
+have_header amd.h || need+=(libsuitesparse-dev)
+have_header metis.h || need+=(libmetis-dev)
+have_header cmocka.h || need+=(libcmocka-dev)
+have_header zlib.h || need+=(zlib1g-dev)
+if [ ${#need[@]} -eq 0 ]; then
+  echo "install-deps: all dependencies present"
+  exit 0
+fi
+echo "install-deps: installing ${need[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+    echo "install-deps: need root (or sudo) to install: ${need[*]}" >&2; exit 1; fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"

@@ -1,0 +1,162 @@
+#include "analyse/analyse.h"
+#include <stdlib.h>
+#include <string.h>
+#include "analyse/order.h"
+#include "analyse/scale.h"
+#include "core/util.h"
+
+int ildl_analyse_rescale(const ildl_csr *A, const ildl_options *o, double *scale)
+{
+    switch (o->scaling) {
+    case ILDL_SCALING_NONE:
+        for (int32_t i = 0; i < A->n; i++) scale[i] = 1.0;
+        return ILDL_SUCCESS;
+    case ILDL_SCALING_EQUILIBRATE:
+        return ildl_scale_equilibrate(A, 20, 1e-3, scale);
+    default:
+        return ILDL_ERR_NOT_SUPPORTED;
+    }
+}
+
+/* B = P A P^T (perm[new] = old), columns sorted; map[q] = index in A of B's entry q. */
+static int permute_with_map(const ildl_csr *A, const int32_t *perm, ildl_csr *B, int64_t *map)
+{
+    int32_t n = A->n;
+    int64_t nnz = A->rowptr[n];
+    int32_t *inv = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    int64_t *rp = ildl_malloc(sizeof(int64_t) * ((size_t)n + 1));
+    int32_t *cj = ildl_malloc(sizeof(int32_t) * (size_t)nnz);
+    int64_t *origin = ildl_malloc(sizeof(int64_t) * (size_t)nnz);
+    int64_t *sorted_from = ildl_malloc(sizeof(int64_t) * (size_t)nnz);
+    int st = ILDL_ERR_OUT_OF_MEMORY;
+    if (!inv || !rp || !cj || !origin || !sorted_from) goto cleanup;
+    for (int32_t k = 0; k < n; k++) inv[perm[k]] = k;
+    rp[0] = 0;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t i = perm[k];
+        int64_t q = rp[k];
+        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++, q++) {
+            cj[q] = inv[A->col[p]];
+            origin[q] = p;
+        }
+        rp[k + 1] = q;
+    }
+    st = ildl_csr_from_user(n, rp, cj, NULL, B, sorted_from);
+    if (st) goto cleanup;
+    for (int64_t q = 0; q < nnz; q++) {
+        map[q] = origin[sorted_from[q]];
+        B->val[q] = A->val[map[q]];
+    }
+cleanup:
+    free(inv); free(rp); free(cj); free(origin); free(sorted_from);
+    return st;
+}
+
+static int check_options(const ildl_options *o, char *msg, size_t msglen)
+{
+    if (o->max_block_size < 1 || o->max_block_size > 32) {
+        ildl_msg(msg, msglen, "max_block_size = %d, must be in 1..32", o->max_block_size);
+        return ILDL_ERR_INVALID_OPTION;
+    }
+    if (o->fill_level < 0) {
+        ildl_msg(msg, msglen, "fill_level = %d, must be >= 0", o->fill_level);
+        return ILDL_ERR_INVALID_OPTION;
+    }
+    if (o->blocking != ILDL_BLOCKING_RB && o->blocking != ILDL_BLOCKING_BR) {
+        ildl_msg(msg, msglen, "unknown blocking strategy %d", o->blocking);
+        return ILDL_ERR_INVALID_OPTION;
+    }
+    if (o->ordering < ILDL_ORDER_AMD || o->ordering > ILDL_ORDER_NATURAL) {
+        ildl_msg(msg, msglen, "unknown ordering %d", o->ordering);
+        return ILDL_ERR_INVALID_OPTION;
+    }
+    if (o->scaling == ILDL_SCALING_MATCHING) {
+        ildl_msg(msg, msglen, "matching-based scaling is not yet supported");
+        return ILDL_ERR_NOT_SUPPORTED;
+    }
+    if (o->scaling < ILDL_SCALING_NONE || o->scaling > ILDL_SCALING_MATCHING) {
+        ildl_msg(msg, msglen, "unknown scaling %d", o->scaling);
+        return ILDL_ERR_INVALID_OPTION;
+    }
+    if (!(o->block_threshold >= 0.0 && o->block_threshold <= 1.0) ||
+        !(o->block_decay > 0.0 && o->block_decay <= 1.0)) {
+        ildl_msg(msg, msglen, "block_threshold must be in [0,1] and block_decay in (0,1]");
+        return ILDL_ERR_INVALID_OPTION;
+    }
+    return ILDL_SUCCESS;
+}
+
+int ildl_analyse(const ildl_csr *A, const int64_t *src, const ildl_options *o,
+                 ildl_analysis *an, char *msg, size_t msglen)
+{
+    int32_t n = A->n;
+    int64_t nnz = A->rowptr[n];
+    int32_t *order = NULL;
+    int64_t *map = NULL, *srcp = NULL;
+    ildl_csr Ap = {0};
+    memset(an, 0, sizeof *an);
+    an->n = n;
+    int st = check_options(o, msg, msglen);
+    if (st) return st;
+
+    double t = ildl_wtime();
+    an->scale = ildl_malloc(sizeof(double) * (size_t)n);
+    if (!an->scale) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
+    st = ildl_analyse_rescale(A, o, an->scale);
+    if (st) { ildl_msg(msg, msglen, "scaling failed"); goto cleanup; }
+    an->t_scale = ildl_wtime() - t;
+
+    t = ildl_wtime();
+    if (o->blocking == ILDL_BLOCKING_RB) {
+        order = ildl_malloc(sizeof(int32_t) * (size_t)n);
+        if (!order) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
+        st = ildl_order_graph(n, A->rowptr, A->col, o->ordering, order, msg, msglen);
+        if (st) goto cleanup;
+        st = ildl_block_rb(A, order, NULL, o->max_block_size, o->block_threshold, &an->blk);
+    } else {
+        st = ildl_block_br(A, o->ordering, NULL, o->max_block_size, o->block_threshold,
+                           o->block_decay, &an->blk);
+    }
+    if (st) { ildl_msg(msg, msglen, "blocking failed (%d)", st); goto cleanup; }
+    an->t_order_block = ildl_wtime() - t;
+
+    map = ildl_malloc(sizeof(int64_t) * (size_t)nnz);
+    srcp = ildl_malloc(sizeof(int64_t) * (size_t)nnz);
+    if (!map || !srcp) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
+    st = permute_with_map(A, an->blk.perm, &Ap, map);
+    if (st) goto cleanup;
+    for (int64_t q = 0; q < nnz; q++) srcp[q] = src ? src[map[q]] : map[q];
+
+    t = ildl_wtime();
+    st = ildl_coarse_build(&Ap, an->blk.nb, an->blk.bstart, o->fill_level, &an->coarse);
+    if (st) goto cleanup;
+    an->t_fill = ildl_wtime() - t;
+    t = ildl_wtime();
+    st = ildl_levels_compute(&an->coarse, &an->levels);
+    if (st) goto cleanup;
+    an->t_levels = ildl_wtime() - t;
+    t = ildl_wtime();
+    st = ildl_tiles_build(&Ap, srcp, an->blk.perm, an->blk.nb, an->blk.bstart, &an->coarse,
+                          &an->levels, o->fill_factor, &an->tiles);
+    if (st) goto cleanup;
+    an->t_tiles = ildl_wtime() - t;
+
+cleanup:
+    if (st && st != ILDL_ERR_INVALID_OPTION && st != ILDL_ERR_NOT_SUPPORTED && msg && !msg[0])
+        ildl_msg(msg, msglen, "analyse stage failed with status %d", st);
+    free(order); free(map); free(srcp);
+    ildl_csr_free(&Ap);
+    if (st) ildl_analysis_free(an);
+    return st;
+}
+
+void ildl_analysis_free(ildl_analysis *an)
+{
+    if (!an) return;
+    free(an->scale);
+    ildl_blocking_free(&an->blk);
+    ildl_coarse_free(&an->coarse);
+    ildl_levels_free(&an->levels);
+    ildl_tiles_free(&an->tiles);
+    memset(an, 0, sizeof *an);
+}

@@ -1,0 +1,34 @@
+/* analyse.h -- the whole analyse stage: scale -> order -> block -> coarse fill -> levels ->
+ * tile store. Produces everything a backend needs (paper Sec. IV-A). */
+#ifndef ILDL_ANALYSE_ANALYSE_H
+#define ILDL_ANALYSE_ANALYSE_H
+#include <stddef.h>
+#include "blockildl.h"
+#include "core/csr.h"
+#include "analyse/block.h"
+#include "analyse/fill.h"
+#include "analyse/levels.h"
+#include "analyse/tiles.h"
+
+typedef struct ildl_analysis {
+    int32_t n;
+    double *scale;        /* [n] symmetric scaling, original indexing */
+    ildl_blocking blk;    /* perm[new] = old and block boundaries */
+    ildl_coarse coarse;
+    ildl_levels levels;
+    ildl_tiles tiles;
+    double t_scale, t_order_block, t_fill, t_levels, t_tiles;
+} ildl_analysis;
+
+/* Run the analyse stage on A (validated, sorted; src[k] = index of sorted entry k in the
+ * user's values array) with options o. Returns ILDL_SUCCESS, ILDL_ERR_INVALID_OPTION,
+ * ILDL_ERR_NOT_SUPPORTED, ILDL_ERR_OUT_OF_MEMORY or ILDL_ERR_INTERNAL (msg set on failure). */
+int ildl_analyse(const ildl_csr *A, const int64_t *src, const ildl_options *o,
+                 ildl_analysis *out, char *msg, size_t msglen);
+
+/* Recompute the scaling for new values of A (same pattern) as o->scaling says. */
+int ildl_analyse_rescale(const ildl_csr *A, const ildl_options *o, double *scale);
+
+void ildl_analysis_free(ildl_analysis *an);
+
+#endif

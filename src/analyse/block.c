@@ -1,0 +1,436 @@
+/* block.c -- cosine-similarity blocking (Saad 2003) of the rows of a symmetric matrix.
+ * The pattern P_i of row i is its column set plus the diagonal; the similarity of rows i, j
+ * is |P_i & P_j| / sqrt(|P_i| |P_j|). RB keeps a given order and cuts it into runs; BR
+ * clusters rows over several coarsening levels and orders the final coarse graph. */
+
+#include "analyse/block.h"
+#include "blockildl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "analyse/order.h"
+#include "core/util.h"
+
+#define BLOCK_MAX_BS 32
+#define BR_MAX_LEVELS 10
+
+/* ---------------------------------------------------------------- shared checks */
+
+/* ILDL_SUCCESS if the common arguments are usable, else ILDL_ERR_INVALID_OPTION. */
+static int check_common(const ildl_csr *A, int max_bs, double threshold, const ildl_blocking *out)
+{
+    if (!A || !out || A->n <= 0 || !A->rowptr || (A->rowptr[A->n] > 0 && !A->col))
+        return ILDL_ERR_INVALID_OPTION;
+    if (max_bs < 1 || max_bs > BLOCK_MAX_BS) return ILDL_ERR_INVALID_OPTION;
+    if (!(threshold >= 0.0 && threshold <= 1.0)) return ILDL_ERR_INVALID_OPTION; /* NaN too */
+    return ILDL_SUCCESS;
+}
+
+/* 1 if pair is NULL or a valid involution: pair[i] = -1 or pair[pair[i]] = i != pair[i]. */
+static int pair_valid(int32_t n, const int32_t *pair)
+{
+    if (!pair) return 1;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t p = pair[i];
+        if (p == -1) continue;
+        if (p < 0 || p >= n || p == i || pair[p] != i) return 0;
+    }
+    return 1;
+}
+
+void ildl_blocking_free(ildl_blocking *b)
+{
+    if (!b) return;
+    free(b->perm);
+    free(b->bstart);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---------------------------------------------------------------- strategy RB */
+
+/* Mark P_r (row r of A plus its diagonal) with stamp; returns |P_r|. */
+static int64_t mark_row(const ildl_csr *A, int32_t r, int32_t *mark, int32_t stamp)
+{
+    int64_t len = A->rowptr[r + 1] - A->rowptr[r];
+    int hasdiag = 0;
+    for (int64_t q = A->rowptr[r]; q < A->rowptr[r + 1]; q++) {
+        mark[A->col[q]] = stamp;
+        hasdiag |= (A->col[q] == r);
+    }
+    mark[r] = stamp;
+    return len + !hasdiag;
+}
+
+/* 1 if cos(P_r, marked pattern of size sf) >= threshold. */
+static int rb_similar(const ildl_csr *A, int32_t r, const int32_t *mark, int32_t stamp,
+                      int64_t sf, double threshold)
+{
+    int64_t hits = 0, len = A->rowptr[r + 1] - A->rowptr[r];
+    int hasdiag = 0;
+    for (int64_t q = A->rowptr[r]; q < A->rowptr[r + 1]; q++) {
+        int32_t c = A->col[q];
+        hits += (mark[c] == stamp);
+        hasdiag |= (c == r);
+    }
+    if (!hasdiag) {
+        hits += (mark[r] == stamp);
+        len++;
+    }
+    return (double)hits / sqrt((double)sf * (double)len) >= threshold;
+}
+
+/* Rows of the indivisible unit starting at position k of order: 2 for an adjacent pair. */
+static int rb_unit(int32_t n, const int32_t *order, const int32_t *pair, int32_t k)
+{
+    return (pair && k + 1 < n && pair[order[k]] == order[k + 1]) ? 2 : 1;
+}
+
+int ildl_block_rb(const ildl_csr *A, const int32_t *order, const int32_t *pair, int max_bs,
+                  double threshold, ildl_blocking *out)
+{
+    int32_t *mark = NULL, *bstart = NULL;
+    if (out) memset(out, 0, sizeof *out);
+    int st = check_common(A, max_bs, threshold, out);
+    if (st) return st;
+    int32_t n = A->n;
+    if (!order || !pair_valid(n, pair)) return ILDL_ERR_INVALID_OPTION;
+    /* a pair cannot share a block of one row, so 1-row blocks ignore pairs */
+    if (max_bs < 2) pair = NULL;
+    mark = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    bstart = ildl_malloc(sizeof(int32_t) * ((size_t)n + 1));
+    out->perm = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    if (!mark || !bstart || !out->perm) {
+        st = ILDL_ERR_OUT_OF_MEMORY;
+        goto cleanup;
+    }
+    for (int32_t i = 0; i < n; i++) mark[i] = -1;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t r = order[k];
+        if (r < 0 || r >= n || mark[r] == 0) {
+            st = ILDL_ERR_INVALID_OPTION;
+            goto cleanup;
+        }
+        mark[r] = 0;
+    }
+    for (int32_t i = 0; i < n; i++) mark[i] = -1;
+
+    int32_t nb = 0, k = 0;
+    while (k < n) {
+        /* stamp = the block's start position, unique per block */
+        int64_t sf = mark_row(A, order[k], mark, k);
+        int32_t stamp = k, size = rb_unit(n, order, pair, k);
+        bstart[nb++] = k;
+        k += size;
+        while (k < n) {
+            int u = rb_unit(n, order, pair, k);
+            if (size + u > max_bs) break;
+            if (!rb_similar(A, order[k], mark, stamp, sf, threshold)) break;
+            if (u == 2 && !rb_similar(A, order[k + 1], mark, stamp, sf, threshold)) break;
+            size += u;
+            k += u;
+        }
+    }
+    bstart[nb] = n;
+    memcpy(out->perm, order, sizeof(int32_t) * (size_t)n);
+    out->n = n;
+    out->nb = nb;
+    out->bstart = realloc(bstart, sizeof(int32_t) * ((size_t)nb + 1));
+    if (!out->bstart) out->bstart = bstart; /* shrinking failed: keep the larger array */
+    bstart = NULL;
+
+cleanup:
+    free(mark);
+    free(bstart);
+    if (st) ildl_blocking_free(out);
+    return st;
+}
+
+/* ---------------------------------------------------------------- strategy BR */
+
+/* A symmetric pattern with self loops and sorted rows; vertex v stands for w[v] rows. */
+typedef struct bgraph {
+    int32_t n;
+    int64_t *p;  /* [n+1] */
+    int32_t *i;  /* [p[n]] */
+    int32_t *w;  /* [n] */
+} bgraph;
+
+static void bgraph_free(bgraph *G)
+{
+    free(G->p);
+    free(G->i);
+    free(G->w);
+    memset(G, 0, sizeof *G);
+}
+
+/* Coarsen the symmetric pattern (n, p, ci) (self loops optional, w NULL = unit weights) by
+ * map[v] in 0..nc-1: C has an edge g-h iff some v in g and u in h are adjacent, plus every
+ * self loop g-g, and weights summed. Rows come out sorted because the transpose of a
+ * symmetric pattern, built row by row, is its sorted self. */
+static int bgraph_coarsen(int32_t n, const int64_t *p, const int32_t *ci, const int32_t *w,
+                          const int32_t *map, int32_t nc, bgraph *C)
+{
+    int st = ILDL_SUCCESS;
+    int64_t *head = NULL, *tp = NULL;
+    int32_t *memb = NULL, *mark = NULL, *ti = NULL;
+    int64_t nnz = p[n] + nc; /* each member row adds at most its pattern; each group a loop */
+    memset(C, 0, sizeof *C);
+    head = ildl_calloc((size_t)nc + 1, sizeof(int64_t));
+    memb = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    mark = ildl_malloc(sizeof(int32_t) * (size_t)nc);
+    tp = ildl_calloc((size_t)nc + 1, sizeof(int64_t));
+    ti = ildl_malloc(sizeof(int32_t) * (size_t)nnz);
+    C->p = ildl_calloc((size_t)nc + 1, sizeof(int64_t));
+    C->w = ildl_calloc((size_t)nc, sizeof(int32_t));
+    if (!head || !memb || !mark || !tp || !ti || !C->p || !C->w) {
+        st = ILDL_ERR_OUT_OF_MEMORY;
+        goto cleanup;
+    }
+    /* members of each group, ascending */
+    for (int32_t v = 0; v < n; v++) head[map[v] + 1]++;
+    for (int32_t g = 0; g < nc; g++) head[g + 1] += head[g];
+    for (int32_t v = 0; v < n; v++) {
+        memb[head[map[v]]++] = v;
+        C->w[map[v]] += w ? w[v] : 1;
+    }
+    for (int32_t g = nc; g > 0; g--) head[g] = head[g - 1];
+    head[0] = 0;
+    /* unsorted coarse rows into (tp, ti) */
+    for (int32_t g = 0; g < nc; g++) mark[g] = -1;
+    int64_t q = 0;
+    for (int32_t g = 0; g < nc; g++) {
+        tp[g] = q;
+        mark[g] = g;
+        ti[q++] = g;
+        for (int64_t m = head[g]; m < head[g + 1]; m++) {
+            int32_t v = memb[m];
+            for (int64_t e = p[v]; e < p[v + 1]; e++) {
+                int32_t h = map[ci[e]];
+                if (mark[h] != g) {
+                    mark[h] = g;
+                    ti[q++] = h;
+                }
+            }
+        }
+    }
+    tp[nc] = q;
+    /* transpose into C: row h receives g in ascending g */
+    C->n = nc;
+    C->i = ildl_malloc(sizeof(int32_t) * (size_t)q);
+    if (!C->i) {
+        st = ILDL_ERR_OUT_OF_MEMORY;
+        goto cleanup;
+    }
+    for (int64_t e = 0; e < q; e++) C->p[ti[e] + 1]++;
+    for (int32_t g = 0; g < nc; g++) C->p[g + 1] += C->p[g];
+    for (int32_t g = 0; g < nc; g++) head[g] = C->p[g];
+    for (int32_t g = 0; g < nc; g++)
+        for (int64_t e = tp[g]; e < tp[g + 1]; e++) C->i[head[ti[e]]++] = g;
+
+cleanup:
+    free(head);
+    free(memb);
+    free(mark);
+    free(tp);
+    free(ti);
+    if (st) bgraph_free(C);
+    return st;
+}
+
+typedef struct { double s; int32_t j; } cand;
+
+/* Decreasing similarity, then increasing index: a deterministic total order. */
+static int cand_cmp(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->s != y->s) return x->s > y->s ? -1 : 1;
+    return (x->j > y->j) - (x->j < y->j);
+}
+
+/* 1 if j is in the sorted list ci[lo..hi). */
+static int sorted_has(const int32_t *ci, int64_t lo, int64_t hi, int32_t j)
+{
+    int64_t end = hi;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (ci[mid] < j) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < end && ci[lo] == j;
+}
+
+/* One level of Saad's greedy grouping on G: each unassigned vertex i (in order) starts a
+ * group and takes the unassigned vertices j with cos(P_i, P_j) >= t, most similar first,
+ * while the summed weight stays <= cap. map[v] receives the group, *ng the group count.
+ * Candidates come from the pattern of G*G' row i; columns longer than dense_lim are not
+ * walked (that would be quadratic) but still counted for the candidates found otherwise. */
+static int br_group(const bgraph *G, double t, int cap, int64_t dense_lim, int32_t *map,
+                    int32_t *ng)
+{
+    int st = ILDL_SUCCESS;
+    int32_t n = G->n, ngr = 0;
+    int32_t *cnt = ildl_calloc((size_t)n, sizeof(int32_t));
+    int32_t *list = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    int32_t *dense = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    cand *cs = ildl_malloc(sizeof(cand) * (size_t)n);
+    if (!cnt || !list || !dense || !cs) {
+        st = ILDL_ERR_OUT_OF_MEMORY;
+        goto cleanup;
+    }
+    for (int32_t v = 0; v < n; v++) map[v] = -1;
+    for (int32_t i = 0; i < n; i++) {
+        if (map[i] >= 0) continue;
+        int32_t g = ngr++;
+        int64_t wt = G->w[i];
+        map[i] = g;
+        if (wt >= cap) continue;
+        int32_t nl = 0, nd = 0;
+        for (int64_t e = G->p[i]; e < G->p[i + 1]; e++) {
+            int32_t c = G->i[e];
+            if (G->p[c + 1] - G->p[c] > dense_lim) {
+                dense[nd++] = c;
+                continue;
+            }
+            for (int64_t f = G->p[c]; f < G->p[c + 1]; f++) {
+                int32_t j = G->i[f];
+                if (map[j] >= 0) continue; /* i itself and earlier groups */
+                if (cnt[j]++ == 0) list[nl++] = j;
+            }
+        }
+        double si = (double)(G->p[i + 1] - G->p[i]);
+        int32_t nc = 0;
+        for (int32_t k = 0; k < nl; k++) {
+            int32_t j = list[k];
+            int64_t hits = cnt[j];
+            cnt[j] = 0;
+            /* by symmetry, dense column d is in P_j iff j is in P_d */
+            for (int32_t k2 = 0; k2 < nd; k2++)
+                hits += sorted_has(G->i, G->p[dense[k2]], G->p[dense[k2] + 1], j);
+            double s = (double)hits / sqrt(si * (double)(G->p[j + 1] - G->p[j]));
+            if (s >= t) cs[nc++] = (cand){s, j};
+        }
+        if (nc > 1) qsort(cs, (size_t)nc, sizeof(cand), cand_cmp);
+        for (int32_t k = 0; k < nc && wt < cap; k++) {
+            int32_t j = cs[k].j;
+            if (wt + G->w[j] > cap) continue; /* a lighter candidate may still fit */
+            map[j] = g;
+            wt += G->w[j];
+        }
+    }
+    *ng = ngr;
+
+cleanup:
+    free(cnt);
+    free(list);
+    free(dense);
+    free(cs);
+    return st;
+}
+
+/* Longest column walked when collecting candidates on a graph of n vertices. */
+static int64_t br_dense_limit(int32_t n)
+{
+    double lim = 10.0 * sqrt((double)n);
+    return lim < 64.0 ? 64 : (int64_t)lim;
+}
+
+/* Expand the ordered coarse vertices into rows: perm lists the rows of vertex operm[0],
+ * then operm[1], ...; inside a vertex ascending, a pair's second row right after its first. */
+static int br_expand(int32_t n, const int32_t *rowmap, const int32_t *pair, int32_t nc,
+                     const int32_t *operm, ildl_blocking *out)
+{
+    int st = ILDL_SUCCESS;
+    int32_t *size = ildl_calloc((size_t)nc, sizeof(int32_t));
+    int32_t *pos = ildl_malloc(sizeof(int32_t) * (size_t)nc);
+    out->perm = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    out->bstart = ildl_malloc(sizeof(int32_t) * ((size_t)nc + 1));
+    if (!size || !pos || !out->perm || !out->bstart) {
+        st = ILDL_ERR_OUT_OF_MEMORY;
+        goto cleanup;
+    }
+    for (int32_t r = 0; r < n; r++) size[rowmap[r]]++;
+    out->bstart[0] = 0;
+    for (int32_t k = 0; k < nc; k++) {
+        int32_t g = operm[k];
+        pos[g] = out->bstart[k];
+        out->bstart[k + 1] = out->bstart[k] + size[g];
+    }
+    for (int32_t r = 0; r < n; r++) {
+        int32_t pr = pair ? pair[r] : -1;
+        if (pr >= 0 && pr < r) continue; /* placed with its partner */
+        out->perm[pos[rowmap[r]]++] = r;
+        if (pr >= 0) out->perm[pos[rowmap[pr]]++] = pr;
+    }
+    out->n = n;
+    out->nb = nc;
+
+cleanup:
+    free(size);
+    free(pos);
+    return st;
+}
+
+int ildl_block_br(const ildl_csr *A, int ordering, const int32_t *pair, int max_bs,
+                  double threshold, double decay, ildl_blocking *out)
+{
+    bgraph G = {0}, C = {0};
+    int32_t *rowmap = NULL, *gmap = NULL, *operm = NULL;
+    char msg[256];
+    if (out) memset(out, 0, sizeof *out);
+    int st = check_common(A, max_bs, threshold, out);
+    if (st) return st;
+    int32_t n = A->n;
+    if (!(decay >= 0.0 && decay <= 1.0) || !pair_valid(n, pair)) return ILDL_ERR_INVALID_OPTION;
+    if (max_bs < 2) pair = NULL; /* a pair cannot share a block of one row */
+    rowmap = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    gmap = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    if (!rowmap || !gmap) {
+        st = ILDL_ERR_OUT_OF_MEMORY;
+        goto cleanup;
+    }
+    /* level 0: each pair is one vertex of weight 2, so no level can split it */
+    int32_t nv = 0;
+    for (int32_t r = 0; r < n; r++) {
+        int32_t pr = pair ? pair[r] : -1;
+        rowmap[r] = (pr >= 0 && pr < r) ? rowmap[pr] : nv++;
+    }
+    st = bgraph_coarsen(n, A->rowptr, A->col, NULL, rowmap, nv, &G);
+    if (st) goto cleanup;
+
+    double t = threshold;
+    for (int level = 0; level < BR_MAX_LEVELS; level++) {
+        int32_t ng = 0;
+        st = br_group(&G, t, max_bs, br_dense_limit(G.n), gmap, &ng);
+        if (st) goto cleanup;
+        int32_t merged = G.n - ng;
+        if (merged == 0) break;
+        for (int32_t r = 0; r < n; r++) rowmap[r] = gmap[rowmap[r]];
+        st = bgraph_coarsen(G.n, G.p, G.i, G.w, gmap, ng, &C);
+        if (st) goto cleanup;
+        int32_t prev = G.n;
+        bgraph_free(&G);
+        G = C;
+        memset(&C, 0, sizeof C);
+        if ((int64_t)merged * 100 < (int64_t)prev) break; /* too few merges to go on */
+        t *= decay;
+    }
+
+    operm = ildl_malloc(sizeof(int32_t) * (size_t)G.n);
+    if (!operm) {
+        st = ILDL_ERR_OUT_OF_MEMORY;
+        goto cleanup;
+    }
+    st = ildl_order_graph(G.n, G.p, G.i, ordering, operm, msg, sizeof msg);
+    if (st) goto cleanup;
+    st = br_expand(n, rowmap, pair, G.n, operm, out);
+
+cleanup:
+    bgraph_free(&G);
+    bgraph_free(&C);
+    free(rowmap);
+    free(gmap);
+    free(operm);
+    if (st) ildl_blocking_free(out);
+    return st;
+}

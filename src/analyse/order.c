@@ -1,0 +1,392 @@
+/* order.c -- orderings of a symmetric graph, all returning perm[new] = old:
+ * AMD and METIS nested dissection (fill), reverse Cuthill-McKee (bandwidth) and greedy
+ * multicolouring (few level sets for the triangular solves and the level-scheduled factor). */
+#include "analyse/order.h"
+#include "blockildl.h"
+#include "core/util.h"
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include "amd.h"
+#include "metis.h"
+
+/* The graph every ordering works on: the pattern of A without self loops, rows sorted. */
+typedef struct {
+    int32_t n;
+    int64_t *ptr; /* [n+1] */
+    int32_t *adj; /* [ptr[n]] */
+} graph;
+
+static void graph_free(graph *G)
+{
+    free(G->ptr);
+    free(G->adj);
+    G->ptr = NULL;
+    G->adj = NULL;
+}
+
+/* G = (n, rowptr, col) less its diagonal; input order is kept, so sorted rows stay sorted. */
+static int graph_strip(int32_t n, const int64_t *rowptr, const int32_t *col, graph *G)
+{
+    int64_t nz = 0;
+    G->n = n;
+    G->ptr = ildl_malloc(sizeof(int64_t) * ((size_t)n + 1));
+    for (int32_t i = 0; i < n; i++)
+        for (int64_t p = rowptr[i]; p < rowptr[i + 1]; p++) nz += (col[p] != i);
+    G->adj = ildl_malloc(sizeof(int32_t) * (size_t)nz);
+    if (!G->ptr || !G->adj) {
+        graph_free(G);
+        return ILDL_ERR_OUT_OF_MEMORY;
+    }
+    nz = 0;
+    for (int32_t i = 0; i < n; i++) {
+        G->ptr[i] = nz;
+        for (int64_t p = rowptr[i]; p < rowptr[i + 1]; p++)
+            if (col[p] != i) G->adj[nz++] = col[p];
+    }
+    G->ptr[n] = nz;
+    return ILDL_SUCCESS;
+}
+
+static int32_t degree(const graph *G, int32_t v) { return (int32_t)(G->ptr[v + 1] - G->ptr[v]); }
+
+/* Arguments every public ordering checks; n == 0 is a valid empty ordering. */
+static int bad_args(int32_t n, const int64_t *rowptr, const int32_t *col, const int32_t *perm)
+{
+    return n < 0 || (n > 0 && (!rowptr || !col || !perm));
+}
+
+static void identity(int32_t n, int32_t *perm)
+{
+    for (int32_t k = 0; k < n; k++) perm[k] = k;
+}
+
+/* ---------------------------------------------------------------- AMD */
+
+/* AMD through its int interface; the SuiteSparse_long one when nnz does not fit an int. */
+int ildl_order_amd(int32_t n, const int64_t *rowptr, const int32_t *col, int32_t *perm)
+{
+    graph G = {0};
+    int *Ap = NULL, *Ai = NULL, *P = NULL;
+    SuiteSparse_long *Lp = NULL, *Li = NULL, *LP = NULL;
+    double control[AMD_CONTROL];
+    int st, rc;
+    if (bad_args(n, rowptr, col, perm)) return ILDL_ERR_INTERNAL;
+    if (n == 0) return ILDL_SUCCESS;
+    st = graph_strip(n, rowptr, col, &G);
+    if (st != ILDL_SUCCESS) return st;
+    int64_t nz = G.ptr[n];
+    amd_defaults(control);
+    st = ILDL_ERR_OUT_OF_MEMORY;
+    if (nz <= INT_MAX) {
+        Ap = ildl_malloc(sizeof(int) * ((size_t)n + 1));
+        Ai = ildl_malloc(sizeof(int) * (size_t)nz);
+        P = ildl_malloc(sizeof(int) * (size_t)n);
+        if (!Ap || !Ai || !P) goto cleanup;
+        for (int32_t i = 0; i <= n; i++) Ap[i] = (int)G.ptr[i];
+        for (int64_t p = 0; p < nz; p++) Ai[p] = G.adj[p];
+        rc = amd_order(n, Ap, Ai, P, control, NULL);
+        if (rc == AMD_OK || rc == AMD_OK_BUT_JUMBLED)
+            for (int32_t k = 0; k < n; k++) perm[k] = P[k];
+    } else {
+        Lp = ildl_malloc(sizeof(SuiteSparse_long) * ((size_t)n + 1));
+        Li = ildl_malloc(sizeof(SuiteSparse_long) * (size_t)nz);
+        LP = ildl_malloc(sizeof(SuiteSparse_long) * (size_t)n);
+        if (!Lp || !Li || !LP) goto cleanup;
+        for (int32_t i = 0; i <= n; i++) Lp[i] = G.ptr[i];
+        for (int64_t p = 0; p < nz; p++) Li[p] = G.adj[p];
+        rc = (int)amd_l_order(n, Lp, Li, LP, control, NULL);
+        if (rc == AMD_OK || rc == AMD_OK_BUT_JUMBLED)
+            for (int32_t k = 0; k < n; k++) perm[k] = (int32_t)LP[k];
+    }
+    if (rc == AMD_OK || rc == AMD_OK_BUT_JUMBLED) st = ILDL_SUCCESS;
+    else if (rc == AMD_OUT_OF_MEMORY) st = ILDL_ERR_OUT_OF_MEMORY;
+    else st = ILDL_ERR_INTERNAL;
+cleanup:
+    graph_free(&G);
+    free(Ap); free(Ai); free(P);
+    free(Lp); free(Li); free(LP);
+    return st;
+}
+
+/* ---------------------------------------------------------------- METIS */
+
+/* METIS nested dissection. Isolated vertices go first (they cause no fill) and are kept out of
+ * METIS, which misbehaves on edgeless graphs; the rest is ordered as one METIS graph. */
+int ildl_order_metis(int32_t n, const int64_t *rowptr, const int32_t *col, int32_t *perm)
+{
+    graph G = {0};
+    int32_t *local = NULL, *global = NULL;
+    idx_t *xadj = NULL, *adjncy = NULL, *mperm = NULL, *miperm = NULL;
+    idx_t options[METIS_NOPTIONS];
+    int st;
+    if (bad_args(n, rowptr, col, perm)) return ILDL_ERR_INTERNAL;
+    if (n == 0) return ILDL_SUCCESS;
+    st = graph_strip(n, rowptr, col, &G);
+    if (st != ILDL_SUCCESS) return st;
+    st = ILDL_ERR_OUT_OF_MEMORY;
+    local = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    global = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    if (!local || !global) goto cleanup;
+    int32_t k = 0, m = 0;
+    for (int32_t i = 0; i < n; i++) {
+        if (degree(&G, i) == 0) {
+            perm[k++] = i;
+            local[i] = -1;
+        } else {
+            local[i] = m;
+            global[m++] = i;
+        }
+    }
+    if (m == 0) {
+        st = ILDL_SUCCESS;
+        goto cleanup;
+    }
+    int64_t nz = G.ptr[n];
+    if ((uint64_t)nz > (uint64_t)IDX_MAX) {
+        st = ILDL_ERR_NOT_SUPPORTED; /* the graph does not fit METIS's index type */
+        goto cleanup;
+    }
+    xadj = ildl_malloc(sizeof(idx_t) * ((size_t)m + 1));
+    adjncy = ildl_malloc(sizeof(idx_t) * (size_t)nz);
+    mperm = ildl_malloc(sizeof(idx_t) * (size_t)m);
+    miperm = ildl_malloc(sizeof(idx_t) * (size_t)m);
+    if (!xadj || !adjncy || !mperm || !miperm) goto cleanup;
+    xadj[0] = 0;
+    for (int32_t j = 0; j < m; j++) {
+        int32_t i = global[j];
+        idx_t q = xadj[j];
+        for (int64_t p = G.ptr[i]; p < G.ptr[i + 1]; p++) adjncy[q++] = local[G.adj[p]];
+        xadj[j + 1] = q;
+    }
+    METIS_SetDefaultOptions(options);
+    options[METIS_OPTION_NUMBERING] = 0;
+    idx_t nv = m;
+    int rc = METIS_NodeND(&nv, xadj, adjncy, NULL, options, mperm, miperm);
+    if (rc == METIS_OK) {
+        /* METIS's perm (not iperm) is the elimination order, perm[new] = old */
+        for (int32_t j = 0; j < m; j++) perm[k + j] = global[mperm[j]];
+        st = ILDL_SUCCESS;
+    } else {
+        st = (rc == METIS_ERROR_MEMORY) ? ILDL_ERR_OUT_OF_MEMORY : ILDL_ERR_INTERNAL;
+    }
+cleanup:
+    graph_free(&G);
+    free(local); free(global);
+    free(xadj); free(adjncy); free(mperm); free(miperm);
+    return st;
+}
+
+/* ---------------------------------------------------------------- RCM */
+
+/* Rooted level structure of root's component: queue gets the component in BFS order, lvl[v]
+ * its depth (lvl must be -1 outside; the caller resets it). Returns the component size;
+ * *nlev is the number of levels and *last the queue index where the deepest level starts. */
+static int32_t level_structure(const graph *G, int32_t root, int32_t *lvl, int32_t *queue,
+                               int32_t *nlev, int32_t *last)
+{
+    int32_t head = 0, tail = 0;
+    queue[tail++] = root;
+    lvl[root] = 0;
+    *last = 0;
+    while (head < tail) {
+        int32_t v = queue[head++];
+        for (int64_t p = G->ptr[v]; p < G->ptr[v + 1]; p++) {
+            int32_t u = G->adj[p];
+            if (lvl[u] >= 0) continue;
+            lvl[u] = lvl[v] + 1;
+            if (lvl[u] > lvl[queue[*last]]) *last = tail;
+            queue[tail++] = u;
+        }
+    }
+    *nlev = lvl[queue[tail - 1]] + 1;
+    return tail;
+}
+
+static void reset_levels(const int32_t *queue, int32_t cnt, int32_t *lvl)
+{
+    for (int32_t k = 0; k < cnt; k++) lvl[queue[k]] = -1;
+}
+
+/* Ties are broken by index so the ordering is deterministic. */
+static int key_cmp(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* George-Liu pseudo-peripheral node of the component containing seed: start at its
+ * minimum-degree vertex and move to a minimum-degree vertex of the deepest level while that
+ * makes the level structure deeper. */
+static int32_t pseudo_peripheral(const graph *G, int32_t seed, int32_t *lvl, int32_t *queue)
+{
+    int32_t nlev, last, r = seed;
+    int32_t cnt = level_structure(G, seed, lvl, queue, &nlev, &last);
+    for (int32_t k = 0; k < cnt; k++) {
+        int32_t v = queue[k];
+        if (degree(G, v) < degree(G, r) || (degree(G, v) == degree(G, r) && v < r)) r = v;
+    }
+    reset_levels(queue, cnt, lvl);
+    cnt = level_structure(G, r, lvl, queue, &nlev, &last);
+    for (int32_t it = 0; it < cnt; it++) {
+        int32_t x = queue[last];
+        for (int32_t k = last + 1; k < cnt; k++) {
+            int32_t v = queue[k];
+            if (degree(G, v) < degree(G, x) || (degree(G, v) == degree(G, x) && v < x)) x = v;
+        }
+        int32_t xlev, xlast;
+        reset_levels(queue, cnt, lvl);
+        level_structure(G, x, lvl, queue, &xlev, &xlast);
+        if (xlev <= nlev) break;
+        r = x;
+        nlev = xlev;
+        last = xlast;
+    }
+    reset_levels(queue, cnt, lvl);
+    return r;
+}
+
+/* Reverse Cuthill-McKee, one component at a time (components in order of their lowest
+ * vertex), then the whole order is reversed. */
+int ildl_order_rcm(int32_t n, const int64_t *rowptr, const int32_t *col, int32_t *perm)
+{
+    graph G = {0};
+    int32_t *lvl = NULL, *queue = NULL;
+    int64_t *keys = NULL;
+    char *placed = NULL;
+    int st;
+    if (bad_args(n, rowptr, col, perm)) return ILDL_ERR_INTERNAL;
+    if (n == 0) return ILDL_SUCCESS;
+    st = graph_strip(n, rowptr, col, &G);
+    if (st != ILDL_SUCCESS) return st;
+    st = ILDL_ERR_OUT_OF_MEMORY;
+    lvl = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    queue = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    keys = ildl_malloc(sizeof(int64_t) * (size_t)n);
+    placed = ildl_calloc((size_t)n, 1);
+    if (!lvl || !queue || !keys || !placed) goto cleanup;
+    for (int32_t i = 0; i < n; i++) lvl[i] = -1;
+    int32_t pos = 0;
+    for (int32_t seed = 0; seed < n; seed++) {
+        if (placed[seed]) continue;
+        int32_t r = pseudo_peripheral(&G, seed, lvl, queue);
+        int32_t head = pos;
+        perm[pos++] = r;
+        placed[r] = 1;
+        /* perm doubles as the Cuthill-McKee queue */
+        while (head < pos) {
+            int32_t v = perm[head++], nk = 0;
+            for (int64_t p = G.ptr[v]; p < G.ptr[v + 1]; p++) {
+                int32_t u = G.adj[p];
+                if (placed[u]) continue;
+                placed[u] = 1;
+                keys[nk++] = (int64_t)degree(&G, u) * n + u;
+            }
+            qsort(keys, (size_t)nk, sizeof(int64_t), key_cmp);
+            for (int32_t k = 0; k < nk; k++) perm[pos++] = (int32_t)(keys[k] % n);
+        }
+    }
+    for (int32_t a = 0, b = n - 1; a < b; a++, b--) {
+        int32_t t = perm[a];
+        perm[a] = perm[b];
+        perm[b] = t;
+    }
+    st = ILDL_SUCCESS;
+cleanup:
+    graph_free(&G);
+    free(lvl); free(queue); free(keys); free(placed);
+    return st;
+}
+
+/* ---------------------------------------------------------------- greedy multicolouring */
+
+/* Greedy colouring in natural vertex order (deterministic, linear time, and red-black on
+ * structured grids), each vertex taking the smallest colour none of its earlier neighbours
+ * has; vertices are then listed by colour, by index within a colour. A colour class is an
+ * independent set, so the lower triangle has at most (number of colours) level sets. */
+int ildl_order_gmc(int32_t n, const int64_t *rowptr, const int32_t *col, int32_t *perm)
+{
+    graph G = {0};
+    int32_t *colour = NULL, *forbid = NULL, *start = NULL;
+    int st;
+    if (bad_args(n, rowptr, col, perm)) return ILDL_ERR_INTERNAL;
+    if (n == 0) return ILDL_SUCCESS;
+    st = graph_strip(n, rowptr, col, &G);
+    if (st != ILDL_SUCCESS) return st;
+    st = ILDL_ERR_OUT_OF_MEMORY;
+    colour = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    forbid = ildl_malloc(sizeof(int32_t) * ((size_t)n + 1));
+    start = ildl_calloc((size_t)n + 1, sizeof(int32_t));
+    if (!colour || !forbid || !start) goto cleanup;
+    for (int32_t i = 0; i < n; i++) colour[i] = -1;
+    for (int32_t c = 0; c <= n; c++) forbid[c] = -1;
+    int32_t ncol = 0;
+    for (int32_t v = 0; v < n; v++) {
+        /* forbid[c] == v marks colour c as taken around v, so forbid is never cleared */
+        for (int64_t p = G.ptr[v]; p < G.ptr[v + 1]; p++) {
+            int32_t u = G.adj[p];
+            if (colour[u] >= 0) forbid[colour[u]] = v;
+        }
+        int32_t c = 0;
+        while (forbid[c] == v) c++;
+        colour[v] = c;
+        if (c + 1 > ncol) ncol = c + 1;
+    }
+    for (int32_t v = 0; v < n; v++) start[colour[v] + 1]++;
+    for (int32_t c = 0; c < ncol; c++) start[c + 1] += start[c];
+    for (int32_t v = 0; v < n; v++) perm[start[colour[v]]++] = v;
+    st = ILDL_SUCCESS;
+cleanup:
+    graph_free(&G);
+    free(colour); free(forbid); free(start);
+    return st;
+}
+
+/* ---------------------------------------------------------------- dispatch and checks */
+
+int ildl_order_graph(int32_t n, const int64_t *rowptr, const int32_t *col, int method,
+                     int32_t *perm, char *msg, size_t msglen)
+{
+    const char *name;
+    int st;
+    switch (method) {
+    case ILDL_ORDER_AMD: name = "AMD"; st = ildl_order_amd(n, rowptr, col, perm); break;
+    case ILDL_ORDER_RCM: name = "RCM"; st = ildl_order_rcm(n, rowptr, col, perm); break;
+    case ILDL_ORDER_GMC: name = "GMC"; st = ildl_order_gmc(n, rowptr, col, perm); break;
+    case ILDL_ORDER_METIS: name = "METIS"; st = ildl_order_metis(n, rowptr, col, perm); break;
+    case ILDL_ORDER_NATURAL:
+        if (n < 0 || (n > 0 && !perm)) {
+            ildl_msg(msg, msglen, "natural ordering: invalid arguments (n = %d)", (int)n);
+            return ILDL_ERR_INTERNAL;
+        }
+        identity(n, perm);
+        return ILDL_SUCCESS;
+    default:
+        ildl_msg(msg, msglen, "ordering method %d is not one of AMD (%d), RCM (%d), GMC (%d), "
+                 "METIS (%d), NATURAL (%d)", method, ILDL_ORDER_AMD, ILDL_ORDER_RCM,
+                 ILDL_ORDER_GMC, ILDL_ORDER_METIS, ILDL_ORDER_NATURAL);
+        return ILDL_ERR_INVALID_OPTION;
+    }
+    if (st == ILDL_ERR_OUT_OF_MEMORY)
+        ildl_msg(msg, msglen, "%s ordering: out of memory (n = %d)", name, (int)n);
+    else if (st == ILDL_ERR_NOT_SUPPORTED)
+        ildl_msg(msg, msglen, "%s ordering: graph too large for the library's index type", name);
+    else if (st != ILDL_SUCCESS)
+        ildl_msg(msg, msglen, "%s ordering failed (invalid graph or library error, n = %d)", name,
+                 (int)n);
+    return st;
+}
+
+int ildl_is_permutation(int32_t n, const int32_t *perm)
+{
+    if (n < 0 || (n > 0 && !perm)) return 0;
+    char *seen = ildl_calloc((size_t)n, 1);
+    int ok = seen != NULL;
+    for (int32_t k = 0; ok && k < n; k++) {
+        int32_t i = perm[k];
+        if (i < 0 || i >= n || seen[i]) ok = 0;
+        else seen[i] = 1;
+    }
+    free(seen);
+    return ok;
+}

@@ -1,0 +1,471 @@
+/* api.c -- the public entry points: validation at the boundary, phase timing, backend
+ * dispatch, and the mapping between the user's system and the factored (scaled, permuted,
+ * pivoted) system that the backends work in. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "blockildl.h"
+#include "analyse/analyse.h"
+#include "core/csr.h"
+#include "core/util.h"
+#include "cpu/factor.h"
+#include "cuda/cuda_backend.h"
+#include "krylov/sqmr.h"
+
+#define ILDL_API __attribute__((visibility("default")))
+#define ILDL_SYM_TOL 1e-10
+
+struct ildl_handle {
+    ildl_options opt;
+    int backend;          /* resolved: CPU or CUDA */
+    ildl_csr A;           /* user's matrix, sorted; values follow the last factor call */
+    int64_t *src;         /* [nnz] sorted slot -> index in the user's arrays */
+    int64_t *tmap;        /* [nnz] sorted slot -> slot of the transposed entry */
+    ildl_analysis an;
+    int32_t *q;           /* [n] factored position -> original row */
+    double *qs;           /* [n] scale of original row q[k] */
+    double *work;         /* [n] */
+    double *user_values;  /* [nnz] copy of the values in the user's order */
+    int factored;
+    ildl_cuda_ctx *cuda;  /* CUDA backend context, or NULL */
+    ildl_info info;
+    char err[512];
+};
+
+/* ------------------------------------------------------------------ small helpers */
+
+static int fail(ildl_handle *h, int st, const char *fmt, ...)
+{
+    if (h) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(h->err, sizeof h->err, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+static void logline(const ildl_handle *h, int level, const char *fmt, ...)
+{
+    if (!h || h->opt.verbosity < level) return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (h->opt.log_fn) h->opt.log_fn(h->opt.log_ctx, line);
+    else fprintf(stderr, "[blockildl] %s\n", line);
+}
+
+ILDL_API int ildl_options_default(ildl_options *o)
+{
+    if (!o) return ILDL_ERR_NULL_ARGUMENT;
+    memset(o, 0, sizeof *o);
+    o->backend = ILDL_BACKEND_AUTO;
+    o->ordering = ILDL_ORDER_AMD;
+    o->blocking = ILDL_BLOCKING_RB;
+    o->scaling = ILDL_SCALING_EQUILIBRATE;
+    o->pivoting = ILDL_PIVOT_ROOK;
+    o->precision = ILDL_PREC_DOUBLE;
+    o->fill_level = 1;
+    o->fill_factor = 8.0;
+    o->drop_tol = 1e-4;
+    o->max_block_size = 32;
+    o->block_threshold = 0.8;
+    o->block_decay = 0.9;
+    o->pivot_tol = 1e-10;
+    o->pivot_perturb = 1e-6;
+    o->leftover = ILDL_LEFTOVER_SCAN;
+    o->tol = 1e-6;
+    o->max_iter = 1000;
+    o->use_initial_guess = 0;
+    o->check_every = 1;
+    o->num_threads = 0;
+    o->verbosity = 0;
+    o->device_id = 0;
+    return ILDL_SUCCESS;
+}
+
+ILDL_API const char *ildl_strerror(int st)
+{
+    switch (st) {
+    case ILDL_SUCCESS: return "success";
+    case ILDL_ERR_NULL_ARGUMENT: return "a required pointer argument is NULL";
+    case ILDL_ERR_INVALID_OPTION: return "an option is out of range";
+    case ILDL_ERR_NOT_SQUARE: return "the matrix is not square";
+    case ILDL_ERR_NOT_SYMMETRIC: return "the matrix is not symmetric";
+    case ILDL_ERR_NAN_INF: return "a value is NaN or infinite";
+    case ILDL_ERR_INDEX_RANGE: return "an index is out of range";
+    case ILDL_ERR_EMPTY: return "the matrix is empty (n = 0)";
+    case ILDL_ERR_SINGULAR: return "the matrix is structurally singular (empty row)";
+    case ILDL_ERR_OUT_OF_MEMORY: return "out of memory";
+    case ILDL_ERR_IO: return "file could not be read or written";
+    case ILDL_ERR_FORMAT: return "malformed file";
+    case ILDL_ERR_CALL_ORDER: return "functions called in the wrong order";
+    case ILDL_ERR_SIZE_MISMATCH: return "size does not match the handle";
+    case ILDL_ERR_NOT_SUPPORTED: return "not supported (yet) in this build";
+    case ILDL_ERR_NO_DEVICE: return "no usable CUDA device";
+    case ILDL_ERR_DEVICE: return "a CUDA call failed";
+    case ILDL_ERR_NOT_CONVERGED: return "SQMR did not reach the tolerance";
+    case ILDL_ERR_BREAKDOWN: return "SQMR broke down";
+    case ILDL_ERR_DUPLICATE: return "duplicate matrix entries";
+    case ILDL_ERR_INTERNAL: return "internal error";
+    default: return "unknown status code";
+    }
+}
+
+/* A failed ildl_setup returns no handle: its message is kept per thread. */
+static _Thread_local char setup_error[512];
+
+ILDL_API const char *ildl_last_error(const ildl_handle *h) { return h ? h->err : setup_error; }
+
+ILDL_API const char *ildl_version(void) { return ILDL_VERSION_STRING; }
+
+static int check_options(const ildl_options *o, char *msg, size_t len)
+{
+    if (o->backend < ILDL_BACKEND_AUTO || o->backend > ILDL_BACKEND_CUDA)
+        return ildl_msg(msg, len, "unknown backend %d", o->backend), ILDL_ERR_INVALID_OPTION;
+    if (o->pivoting < ILDL_PIVOT_NONE || o->pivoting > ILDL_PIVOT_ROOK)
+        return ildl_msg(msg, len, "unknown pivoting %d", o->pivoting), ILDL_ERR_INVALID_OPTION;
+    if (o->precision < ILDL_PREC_DOUBLE || o->precision > ILDL_PREC_MIXED)
+        return ildl_msg(msg, len, "unknown precision %d", o->precision), ILDL_ERR_INVALID_OPTION;
+    if (o->precision == ILDL_PREC_SINGLE)
+        return ildl_msg(msg, len, "precision single is not yet supported (use double or mixed)"),
+               ILDL_ERR_NOT_SUPPORTED;
+    if (o->leftover != ILDL_LEFTOVER_SCAN && o->leftover != ILDL_LEFTOVER_ATOMIC)
+        return ildl_msg(msg, len, "unknown leftover protocol %d", o->leftover), ILDL_ERR_INVALID_OPTION;
+    if (!(o->drop_tol >= 0.0) || !isfinite(o->drop_tol))
+        return ildl_msg(msg, len, "drop_tol must be finite and >= 0"), ILDL_ERR_INVALID_OPTION;
+    if (!(o->fill_factor <= 1e6) || isnan(o->fill_factor) || (o->fill_factor > 0 && o->fill_factor < 1.0))
+        return ildl_msg(msg, len, "fill_factor must be >= 1 (or <= 0 for unlimited)"), ILDL_ERR_INVALID_OPTION;
+    if (!(o->tol > 0.0 && o->tol < 1.0))
+        return ildl_msg(msg, len, "tol must be in (0,1)"), ILDL_ERR_INVALID_OPTION;
+    if (o->max_iter < 0)
+        return ildl_msg(msg, len, "max_iter must be >= 0"), ILDL_ERR_INVALID_OPTION;
+    if (!(o->pivot_tol >= 0.0) || !(o->pivot_perturb > 0.0))
+        return ildl_msg(msg, len, "pivot_tol must be >= 0 and pivot_perturb > 0"), ILDL_ERR_INVALID_OPTION;
+    if (o->check_every < 1)
+        return ildl_msg(msg, len, "check_every must be >= 1"), ILDL_ERR_INVALID_OPTION;
+    return ILDL_SUCCESS;
+}
+
+/* tmap[q] = slot of (j,i) for slot q = (i,j); A sorted and validated symmetric. */
+static void build_transpose_map(const ildl_csr *A, int64_t *tmap)
+{
+    for (int32_t i = 0; i < A->n; i++) {
+        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            int32_t j = A->col[p];
+            int64_t lo = A->rowptr[j], hi = A->rowptr[j + 1];
+            while (lo < hi) {
+                int64_t mid = lo + (hi - lo) / 2;
+                if (A->col[mid] < i) lo = mid + 1; else hi = mid;
+            }
+            tmap[p] = lo;
+        }
+    }
+}
+
+/* Composite map from factored position to original row: block b's factored row r is
+ * analysed row bstart[b] + piv[bstart[b]+r], which is original row perm[that]. */
+static void build_factored_map(ildl_handle *h)
+{
+    const ildl_tiles *T = &h->an.tiles;
+    for (int32_t b = 0; b < T->nb; b++)
+        for (int32_t k = T->bstart[b]; k < T->bstart[b + 1]; k++) {
+            int32_t orig = h->an.blk.perm[T->bstart[b] + T->piv[k]];
+            h->q[k] = orig;
+            h->qs[k] = h->an.scale[orig];
+        }
+}
+
+ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind, const double *values,
+                        const ildl_options *opts, ildl_handle **out)
+{
+    setup_error[0] = 0;
+    if (!out) return snprintf(setup_error, sizeof setup_error, "out is NULL"), ILDL_ERR_NULL_ARGUMENT;
+    *out = NULL;
+    if (!rowptr || !colind || !values)
+        return snprintf(setup_error, sizeof setup_error, "rowptr, colind and values must not be NULL"),
+               ILDL_ERR_NULL_ARGUMENT;
+    double t0 = ildl_wtime();
+    ildl_handle *h = calloc(1, sizeof *h);
+    if (!h) return snprintf(setup_error, sizeof setup_error, "out of memory"), ILDL_ERR_OUT_OF_MEMORY;
+    if (opts) h->opt = *opts; else ildl_options_default(&h->opt);
+    int st = check_options(&h->opt, h->err, sizeof h->err);
+    if (st) goto fail;
+    if (n <= 0) { st = fail(h, ILDL_ERR_EMPTY, "n = %d: the matrix is empty", (int)n); goto fail; }
+    st = ildl_csr_validate(n, rowptr, colind, values, ILDL_SYM_TOL, h->err, sizeof h->err);
+    if (st) goto fail;
+
+    int ndev = ildl_cuda_device_count();
+    if (h->opt.backend == ILDL_BACKEND_CUDA && ndev <= 0) {
+        st = fail(h, ILDL_ERR_NO_DEVICE, "backend cuda requested but no usable CUDA device was found");
+        goto fail;
+    }
+    h->backend = (h->opt.backend == ILDL_BACKEND_CPU || ndev <= 0) ? ILDL_BACKEND_CPU : ILDL_BACKEND_CUDA;
+
+    int64_t nnz = rowptr[n];
+    h->src = ildl_malloc(sizeof(int64_t) * (size_t)nnz);
+    h->tmap = ildl_malloc(sizeof(int64_t) * (size_t)nnz);
+    h->user_values = ildl_malloc(sizeof(double) * (size_t)nnz);
+    h->q = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    h->qs = ildl_malloc(sizeof(double) * (size_t)n);
+    h->work = ildl_malloc(sizeof(double) * (size_t)n);
+    if (!h->src || !h->tmap || !h->user_values || !h->q || !h->qs || !h->work) { st = ILDL_ERR_OUT_OF_MEMORY; goto fail; }
+    memcpy(h->user_values, values, sizeof(double) * (size_t)nnz);
+    st = ildl_csr_from_user(n, rowptr, colind, values, &h->A, h->src);
+    if (st) goto fail;
+    build_transpose_map(&h->A, h->tmap);
+
+    h->err[0] = 0;
+    st = ildl_analyse(&h->A, h->src, &h->opt, &h->an, h->err, sizeof h->err);
+    if (st) goto fail;
+    if (h->backend == ILDL_BACKEND_CUDA) {
+        double tu = ildl_wtime();
+        st = ildl_cuda_create(&h->an.tiles, &h->A, h->opt.device_id, &h->cuda, h->err, sizeof h->err);
+        if (st && h->opt.backend == ILDL_BACKEND_AUTO) {
+            logline(h, 1, "CUDA backend unavailable (%s); using the CPU backend", h->err);
+            h->err[0] = 0;
+            h->backend = ILDL_BACKEND_CPU;
+            st = ILDL_SUCCESS;
+        }
+        if (st) goto fail;
+        h->info.t_upload = ildl_wtime() - tu;
+    }
+
+    ildl_info *I = &h->info;
+    I->backend = h->backend;
+    I->n = n;
+    I->nnz = nnz;
+    I->t_scale = h->an.t_scale;
+    I->t_order = h->an.t_order_block;
+    I->t_block = 0.0;
+    I->t_fill = h->an.t_fill;
+    I->t_levels = h->an.t_levels;
+    I->t_tiles = h->an.t_tiles;
+    I->num_blocks = h->an.blk.nb;
+    I->num_tiles = h->an.tiles.ntiles;
+    int64_t nfill = 0;
+    for (int64_t t = 0; t < h->an.tiles.ntiles; t++) nfill += h->an.tiles.fill_lvl[t] > 0;
+    I->num_fill_tiles = nfill;
+    I->num_levels = h->an.levels.nlevels;
+    I->mean_block_size = (double)n / (double)h->an.blk.nb;
+    I->factor_capacity = h->an.tiles.total_cap;
+    I->host_bytes = sizeof(*h) + (size_t)nnz * (8 * 3 + 4 + 8) + (size_t)n * 64 +
+                    (size_t)h->an.tiles.total_cap * 10 + (size_t)h->an.tiles.ntiles * 64;
+    I->device_bytes = h->cuda ? ildl_cuda_bytes(h->cuda) : 0;
+    I->setup_seconds = ildl_wtime() - t0;
+    logline(h, 1, "setup: n=%d nnz=%lld blocks=%d tiles=%lld levels=%d capacity=%lld (%.3f s)",
+            (int)n, (long long)nnz, (int)I->num_blocks, (long long)I->num_tiles,
+            (int)I->num_levels, (long long)I->factor_capacity, I->setup_seconds);
+    *out = h;
+    return ILDL_SUCCESS;
+fail:
+    if (st == ILDL_ERR_OUT_OF_MEMORY && !h->err[0]) snprintf(h->err, sizeof h->err, "out of memory");
+    if (!h->err[0]) snprintf(h->err, sizeof h->err, "%s", ildl_strerror(st));
+    snprintf(setup_error, sizeof setup_error, "%s", h->err);
+    logline(h, 1, "setup failed: %s", h->err);
+    ildl_destroy(h);
+    return st;
+}
+
+/* Check new values: finite and symmetric on the known pattern. */
+static int check_values(ildl_handle *h, const double *values)
+{
+    const ildl_csr *A = &h->A;
+    int64_t nnz = A->rowptr[A->n];
+    for (int64_t p = 0; p < nnz; p++)
+        if (!isfinite(values[h->src[p]]))
+            return fail(h, ILDL_ERR_NAN_INF, "value %lld is %g", (long long)h->src[p], values[h->src[p]]);
+    for (int32_t i = 0; i < A->n; i++)
+        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            double a = values[h->src[p]], b = values[h->src[h->tmap[p]]];
+            if (fabs(a - b) > ILDL_SYM_TOL * fmax(fabs(a), fabs(b)))
+                return fail(h, ILDL_ERR_NOT_SYMMETRIC, "a(%d,%d) = %.17g but a(%d,%d) = %.17g",
+                            (int)i, (int)A->col[p], a, (int)A->col[p], (int)i, b);
+        }
+    return ILDL_SUCCESS;
+}
+
+ILDL_API int ildl_factor(ildl_handle *h, const double *values)
+{
+    if (!h) return ILDL_ERR_NULL_ARGUMENT;
+    double t0 = ildl_wtime();
+    h->err[0] = 0;
+    int st;
+    if (values) {
+        st = check_values(h, values);
+        if (st) { h->factored = 0; return st; }
+        int64_t nnz = h->A.rowptr[h->A.n];
+        memcpy(h->user_values, values, sizeof(double) * (size_t)nnz);
+        for (int64_t p = 0; p < nnz; p++) h->A.val[p] = values[h->src[p]];
+        st = ildl_analyse_rescale(&h->A, &h->opt, h->an.scale);
+        if (st) { h->factored = 0; return fail(h, st, "rescaling failed"); }
+    }
+    h->factored = 0;
+    ildl_tiles *T = &h->an.tiles;
+    ildl_tiles_load_values(T, h->user_values, h->an.scale);
+    ildl_factor_params fp = {
+        .pivoting = h->opt.pivoting,
+        .drop_tol = h->opt.drop_tol,
+        .pivot_tol = h->opt.pivot_tol,
+        .perturb = h->opt.pivot_perturb,
+        .leftover = h->opt.leftover,
+        .pair_hint = NULL,
+        .num_threads = h->opt.num_threads,
+    };
+    ildl_factor_stats fs;
+    memset(&fs, 0, sizeof fs);
+    if (h->backend == ILDL_BACKEND_CUDA) {
+        st = ildl_cuda_factor(h->cuda, T, &fp, &fs, h->err, sizeof h->err);
+        if (st) return fail(h, st, "CUDA factorization failed: %s", h->err);
+    } else {
+        st = ildl_cpu_factor(T, &fp, &fs);
+        if (st) return fail(h, st, "CPU factorization failed: %s", ildl_strerror(st));
+    }
+    if (h->opt.precision == ILDL_PREC_MIXED && h->cuda) {
+        st = ildl_cuda_round_single(h->cuda);
+        if (st) return fail(h, st, "CUDA rounding of the factor failed");
+    } else if (h->opt.precision == ILDL_PREC_MIXED) {
+        /* single-precision factor, double-precision SQMR: round the stored factor */
+        for (int64_t k = 0; k < T->total_cap; k++) T->val[k] = (double)(float)T->val[k];
+        for (int32_t k = 0; k < T->n; k++) {
+            T->d_diag[k] = (double)(float)T->d_diag[k];
+            T->d_off[k] = (double)(float)T->d_off[k];
+        }
+    }
+    build_factored_map(h);
+    if (h->cuda) {
+        st = ildl_cuda_set_map(h->cuda, h->q, h->qs);
+        if (st) return fail(h, st, "CUDA upload of the permutation failed");
+    }
+    ildl_info *I = &h->info;
+    I->factor_nnz = fs.factor_nnz;
+    int64_t nnz_upper = (h->A.rowptr[h->A.n] + h->A.n) / 2;
+    I->fill = (double)fs.factor_nnz / (double)(nnz_upper > 0 ? nnz_upper : 1);
+    I->num_2x2_pivots = fs.n2x2;
+    I->num_perturbed = fs.nperturbed;
+    I->inertia_pos = fs.inertia_pos;
+    I->inertia_neg = fs.inertia_neg;
+    I->inertia_zero = fs.inertia_zero;
+    I->factor_seconds = ildl_wtime() - t0;
+    h->factored = 1;
+    logline(h, 1, "factor: nnz(U)+nnz(D)=%lld fill=%.2f 2x2=%d perturbed=%d inertia=(%d,%d,%d) (%.3f s)",
+            (long long)fs.factor_nnz, I->fill, fs.n2x2, fs.nperturbed, fs.inertia_pos,
+            fs.inertia_neg, fs.inertia_zero, I->factor_seconds);
+    return ILDL_SUCCESS;
+}
+
+/* z = M^{-1} r on the user's system: gather, scale, block solves, scale, scatter. */
+static int apply_host(void *ctx, const double *r, double *z)
+{
+    ildl_handle *h = ctx;
+    int32_t n = h->A.n;
+    double *w = h->work;
+    for (int32_t k = 0; k < n; k++) w[k] = h->qs[k] * r[h->q[k]];
+    ildl_cpu_solve(&h->an.tiles, w);
+    for (int32_t k = 0; k < n; k++) z[h->q[k]] = h->qs[k] * w[k];
+    return ILDL_SUCCESS;
+}
+
+static void matvec_host(void *ctx, const double *x, double *y)
+{
+    ildl_handle *h = ctx;
+    ildl_csr_matvec(&h->A, x, y);
+}
+
+ILDL_API int ildl_apply(ildl_handle *h, const double *r, double *z, int where, void *stream)
+{
+    (void)stream;
+    if (!h) return ILDL_ERR_NULL_ARGUMENT;
+    if (!r || !z) return fail(h, ILDL_ERR_NULL_ARGUMENT, "r and z must not be NULL");
+    if (!h->factored) return fail(h, ILDL_ERR_CALL_ORDER, "ildl_apply called before a successful ildl_factor");
+    if (where == ILDL_MEMORY_DEVICE && h->backend != ILDL_BACKEND_CUDA)
+        return fail(h, ILDL_ERR_NOT_SUPPORTED, "device pointers need the CUDA backend");
+    if (where != ILDL_MEMORY_HOST && where != ILDL_MEMORY_DEVICE)
+        return fail(h, ILDL_ERR_INVALID_OPTION, "where must be ILDL_MEMORY_HOST or ILDL_MEMORY_DEVICE");
+    if (r == z) return fail(h, ILDL_ERR_INVALID_OPTION, "z must not alias r");
+    if (h->cuda) {
+        int st = ildl_cuda_apply(h->cuda, r, z, where, stream);
+        return st ? fail(h, st, "CUDA apply failed: %s", ildl_strerror(st)) : ILDL_SUCCESS;
+    }
+    return apply_host(h, r, z);
+}
+
+typedef struct { ildl_handle *h; } progress_ctx;
+static void progress_cb(void *ctx, int it, double est)
+{
+    ildl_handle *h = ctx;
+    if (h->opt.progress_fn) h->opt.progress_fn(h->opt.progress_ctx, it, est);
+    if (h->opt.verbosity >= 2) logline(h, 2, "sqmr %5d  est. rel. residual %.3e", it, est);
+}
+
+ILDL_API int ildl_solve(ildl_handle *h, const double *b, double *x)
+{
+    if (!h) return ILDL_ERR_NULL_ARGUMENT;
+    if (!b || !x) return fail(h, ILDL_ERR_NULL_ARGUMENT, "b and x must not be NULL");
+    if (b == x) return fail(h, ILDL_ERR_INVALID_OPTION, "x must not alias b");
+    if (!h->factored) return fail(h, ILDL_ERR_CALL_ORDER, "ildl_solve called before a successful ildl_factor");
+    int32_t n = h->A.n;
+    for (int32_t i = 0; i < n; i++)
+        if (!isfinite(b[i])) return fail(h, ILDL_ERR_NAN_INF, "b[%d] = %g", (int)i, b[i]);
+    if (h->opt.use_initial_guess)
+        for (int32_t i = 0; i < n; i++)
+            if (!isfinite(x[i])) return fail(h, ILDL_ERR_NAN_INF, "initial guess x[%d] = %g", (int)i, x[i]);
+    double t0 = ildl_wtime();
+    ildl_sqmr_params prm = {
+        .tol = h->opt.tol,
+        .max_iter = h->opt.max_iter,
+        .check_every = h->opt.check_every,
+        .use_x0 = h->opt.use_initial_guess,
+        .progress = (h->opt.progress_fn || h->opt.verbosity >= 2) ? progress_cb : NULL,
+        .progress_ctx = h,
+    };
+    ildl_sqmr_result res;
+    memset(&res, 0, sizeof res);
+    int st = h->cuda ? ildl_cuda_sqmr(h->cuda, b, x, &prm, &res)
+                     : ildl_sqmr(n, matvec_host, h, apply_host, h, b, x, &prm, &res);
+    ildl_info *I = &h->info;
+    I->iterations = res.iterations;
+    I->converged = res.converged;
+    I->true_residual = res.true_residual;
+    I->estimated_residual = res.est_residual;
+    I->solve_seconds = ildl_wtime() - t0;
+    logline(h, 1, "solve: %s after %d iterations, true relative residual %.3e (%.3f s)",
+            res.converged ? "converged" : "NOT converged", res.iterations, res.true_residual,
+            I->solve_seconds);
+    if (st == ILDL_ERR_NOT_CONVERGED)
+        fail(h, st, "true relative residual %.3e > tol %.1e after %d iterations", res.true_residual,
+             h->opt.tol, res.iterations);
+    else if (st == ILDL_ERR_BREAKDOWN)
+        fail(h, st, "SQMR breakdown after %d iterations (true relative residual %.3e)",
+             res.iterations, res.true_residual);
+    else if (st)
+        fail(h, st, "solve failed: %s", ildl_strerror(st));
+    return st;
+}
+
+ILDL_API int ildl_get_info(const ildl_handle *h, ildl_info *info)
+{
+    if (!h || !info) return ILDL_ERR_NULL_ARGUMENT;
+    *info = h->info;
+    return ILDL_SUCCESS;
+}
+
+ILDL_API int ildl_destroy(ildl_handle *h)
+{
+    if (!h) return ILDL_SUCCESS;
+    ildl_cuda_destroy(h->cuda);
+    ildl_csr_free(&h->A);
+    ildl_analysis_free(&h->an);
+    free(h->src);
+    free(h->tmap);
+    free(h->q);
+    free(h->qs);
+    free(h->work);
+    free(h->user_values);
+    free(h);
+    return ILDL_SUCCESS;
+}

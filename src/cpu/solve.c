@@ -1,0 +1,147 @@
+/* solve.c -- level-scheduled block solves with the factor U^T D U (paper Sec. IV-C):
+ * forward with U^T over the levels ascending, D^-1, backward with U over the levels
+ * descending. Rows of one level are independent; each row's arithmetic runs in a fixed
+ * order, so the result does not depend on the number of threads.
+ *
+ * Per-tile operations (the CUDA kernels mirror them one to one):
+ *   forward  x_i -= U_ki^T x_k for the tiles of column i, k ascending; per tile
+ *            s_c = sum_{l ascending} U_ki(l,c) x_k(l), then x_i(c) -= s_c;
+ *            then x_i(r) -= sum_{l<r ascending} U_ii(l,r) x_i(l) for r ascending.
+ *   D        1x1: x /= d; 2x2 [a b; b c]: det = a c - b b,
+ *            x0' = (c x0 - b x1) / det, x1' = (a x1 - b x0) / det.
+ *   backward x_i -= U_ij x_j for the tiles of row i, j ascending; per tile
+ *            s_r = sum_{c ascending} U_ij(r,c) x_j(c), then x_i(r) -= s_r;
+ *            then x_i(r) -= sum_{c>r ascending} U_ii(r,c) x_i(c) for r descending.
+ * A sparse tile visits its entries in ascending local index, which for each output entry
+ * is the same order as the dense loop (skipping exact zeros). */
+#include "cpu/factor.h"
+#include <string.h>
+#include "cpu/dense_factor.h"
+
+#define LD ILDL_TILE_LD
+
+/* xi -= u^T xk for a dense mk x mi tile (row-major, ld mi). */
+static void dense_utx_sub(int mk, int mi, const double *u, const double *xk, double *xi)
+{
+    for (int c = 0; c < mi; c++) {
+        double s = 0.0;
+        for (int l = 0; l < mk; l++) s += u[l * mi + c] * xk[l];
+        xi[c] -= s;
+    }
+}
+
+/* xi -= u^T xk for a sparse tile of nz entries (idx ascending), mi columns. */
+static void sparse_utx_sub(int64_t nz, const uint16_t *idx, const double *v, int mi,
+                           const double *xk, double *xi)
+{
+    double s[LD];
+    memset(s, 0, sizeof(s));
+    for (int64_t q = 0; q < nz; q++) s[idx[q] & 31] += v[q] * xk[idx[q] >> 5];
+    for (int c = 0; c < mi; c++) xi[c] -= s[c];
+}
+
+/* xi -= u xj for a dense mi x mj tile (row-major, ld mj). */
+static void dense_ux_sub(int mi, int mj, const double *u, const double *xj, double *xi)
+{
+    for (int r = 0; r < mi; r++) {
+        double s = 0.0;
+        for (int c = 0; c < mj; c++) s += u[r * mj + c] * xj[c];
+        xi[r] -= s;
+    }
+}
+
+/* xi -= u xj for a sparse tile of nz entries (idx ascending), mi rows. */
+static void sparse_ux_sub(int64_t nz, const uint16_t *idx, const double *v, int mi,
+                          const double *xj, double *xi)
+{
+    double s[LD];
+    memset(s, 0, sizeof(s));
+    for (int64_t q = 0; q < nz; q++) s[idx[q] >> 5] += v[q] * xj[idx[q] & 31];
+    for (int r = 0; r < mi; r++) xi[r] -= s[r];
+}
+
+/* x <- U_ii^-T x with the unit upper diagonal tile u (m x m, ld m, strict upper part). */
+static void diag_forward(int m, const double *u, double *x)
+{
+    for (int r = 1; r < m; r++) {
+        double s = 0.0;
+        for (int l = 0; l < r; l++) s += u[l * m + r] * x[l];
+        x[r] -= s;
+    }
+}
+
+/* x <- U_ii^-1 x with the unit upper diagonal tile u (m x m, ld m, strict upper part). */
+static void diag_backward(int m, const double *u, double *x)
+{
+    for (int r = m - 2; r >= 0; r--) {
+        double s = 0.0;
+        for (int c = r + 1; c < m; c++) s += u[r * m + c] * x[c];
+        x[r] -= s;
+    }
+}
+
+/* Forward step of block row i: x_i <- U_ii^-T (x_i - sum_k U_ki^T x_k). */
+static void forward_row(const ildl_tiles *T, int32_t i, double *x)
+{
+    int mi = ildl_tiles_block_size(T, i);
+    double *xi = x + T->bstart[i];
+    for (int64_t q = T->col_ptr[i]; q < T->col_ptr[i + 1]; q++) {
+        int64_t t = T->col_tiles[q];
+        int32_t k = T->row[t];
+        if (k >= i) break;
+        const double *xk = x + T->bstart[k];
+        if (T->format[t] == ILDL_TILE_SPARSE)
+            sparse_utx_sub(T->nnz[t], T->idx + T->off[t], T->val + T->off[t], mi, xk, xi);
+        else
+            dense_utx_sub(ildl_tiles_block_size(T, k), mi, T->val + T->off[t], xk, xi);
+    }
+    diag_forward(mi, T->val + T->off[T->row_ptr[i]], xi);
+}
+
+/* Backward step of block row i: x_i <- U_ii^-1 (x_i - sum_j U_ij x_j). */
+static void backward_row(const ildl_tiles *T, int32_t i, double *x)
+{
+    int mi = ildl_tiles_block_size(T, i);
+    double *xi = x + T->bstart[i];
+    for (int64_t t = T->row_ptr[i] + 1; t < T->row_ptr[i + 1]; t++) {
+        int32_t j = T->col[t];
+        const double *xj = x + T->bstart[j];
+        if (T->format[t] == ILDL_TILE_SPARSE)
+            sparse_ux_sub(T->nnz[t], T->idx + T->off[t], T->val + T->off[t], mi, xj, xi);
+        else
+            dense_ux_sub(mi, ildl_tiles_block_size(T, j), T->val + T->off[t], xj, xi);
+    }
+    diag_backward(mi, T->val + T->off[T->row_ptr[i]], xi);
+}
+
+/* x <- D^-1 x with D's 1x1 and 2x2 pivots. */
+static void d_solve(const ildl_tiles *T, double *x)
+{
+    for (int32_t k = 0; k < T->n; k++) {
+        double a = T->d_diag[k];
+        if (T->piv_type[k] == 2 && k + 1 < T->n) {
+            double b = T->d_off[k], c = T->d_diag[k + 1];
+            double det = a * c - b * b, x0 = x[k], x1 = x[k + 1];
+            x[k] = (c * x0 - b * x1) / det;
+            x[k + 1] = (a * x1 - b * x0) / det;
+            k++;
+        } else {
+            x[k] /= a;
+        }
+    }
+}
+
+void ildl_cpu_solve(const ildl_tiles *T, double *x)
+{
+    for (int32_t lev = 0; lev < T->nlevels; lev++) {
+        int32_t r0 = T->level_ptr[lev], nrows = T->level_ptr[lev + 1] - r0;
+#pragma omp parallel for schedule(dynamic, 4) if (nrows > 16)
+        for (int32_t rr = 0; rr < nrows; rr++) forward_row(T, T->level_rows[r0 + rr], x);
+    }
+    d_solve(T, x);
+    for (int32_t lev = T->nlevels - 1; lev >= 0; lev--) {
+        int32_t r0 = T->level_ptr[lev], nrows = T->level_ptr[lev + 1] - r0;
+#pragma omp parallel for schedule(dynamic, 4) if (nrows > 16)
+        for (int32_t rr = 0; rr < nrows; rr++) backward_row(T, T->level_rows[r0 + rr], x);
+    }
+}

@@ -1,0 +1,466 @@
+/* backend.cu -- the CUDA backend's host side: device selection, upload of the tile store,
+ * the per-level launch sequence of the factorization and of the solves, the map to the
+ * user's ordering, and SQMR with device-side operators. Every CUDA call is checked; failures
+ * become ILDL_ERR_DEVICE / ILDL_ERR_OUT_OF_MEMORY with a message, never an abort. */
+#include <stdlib.h>
+#include <string.h>
+#include "cuda/factor_kernels.cuh"
+extern "C" {
+#include "cuda/cuda_backend.h"
+#include "core/util.h"
+}
+
+static char g_cuda_msg[512];
+
+void ildl_cuda_note_error(cudaError_t e, const char *what, const char *file, int line)
+{
+    snprintf(g_cuda_msg, sizeof g_cuda_msg, "%s failed: %s (%s:%d)", what, cudaGetErrorString(e),
+             file, line);
+}
+
+const char *ildl_cuda_last_message(void) { return g_cuda_msg; }
+
+struct ildl_cuda_ctx {
+    int device;
+    char name[256];
+    size_t bytes;
+    dev_tiles T;           /* device pointers */
+    int32_t *d_level_rows; /* == T.level_rows */
+    /* chunk schedule of the factorization (host) */
+    int32_t nchunks;
+    int32_t *chunk_r0, *chunk_n;
+    int8_t *chunk_last;    /* chunk ends its level */
+    int32_t *d_rowbase;    /* [nb] offset of each row's tiles inside its chunk (level_rows order) */
+    int64_t budget;        /* in-flight tiles */
+    double *d_inflight;
+    int64_t *d_need;
+    dense_res *d_res;
+    double *d_rownorm;
+    factor_state *d_state;
+    int8_t *d_pair_hint;
+    /* solve */
+    int32_t nlevels;
+    int32_t *level_ptr;    /* host copy */
+    int32_t *d_q;
+    double *d_qs;
+    double *d_w, *d_r, *d_z; /* [n] work vectors */
+    /* A for SpMV (user ordering) */
+    int32_t n;
+    int64_t *d_arow;
+    int32_t *d_acol;
+    double *d_aval;
+    const ildl_csr *hostA;
+    int factored;
+};
+
+template <typename Tp>
+static cudaError_t upload(Tp **dst, const Tp *src, size_t count, size_t *bytes)
+{
+    size_t b = sizeof(Tp) * (count ? count : 1);
+    cudaError_t e = cudaMalloc((void **)dst, b);
+    if (e != cudaSuccess) return e;
+    *bytes += b;
+    if (src && count) return cudaMemcpy(*dst, src, sizeof(Tp) * count, cudaMemcpyHostToDevice);
+    return cudaSuccess;
+}
+
+template <typename Tp>
+static cudaError_t alloc(Tp **dst, size_t count, size_t *bytes)
+{
+    return upload<Tp>(dst, NULL, count, bytes);
+}
+
+extern "C" int ildl_cuda_device_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError(); /* clear the sticky "no device" error */
+        return 0;
+    }
+    return n;
+}
+
+extern "C" size_t ildl_cuda_bytes(const ildl_cuda_ctx *c) { return c ? c->bytes : 0; }
+extern "C" const char *ildl_cuda_device_name(const ildl_cuda_ctx *c) { return c ? c->name : ""; }
+
+extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
+{
+    if (!c) return;
+    cudaSetDevice(c->device);
+    void *ptrs[] = {(void *)c->T.bstart, (void *)c->T.row_ptr, (void *)c->T.row, (void *)c->T.col,
+                    (void *)c->T.col_ptr, (void *)c->T.col_tiles, (void *)c->T.level_rows,
+                    (void *)c->T.a_ptr, (void *)c->T.a_idx, (void *)c->T.a_val, (void *)c->T.format,
+                    (void *)c->T.cap, (void *)c->T.tile_order, (void *)c->T.off, (void *)c->T.nnz,
+                    (void *)c->T.val, (void *)c->T.idx, (void *)c->T.piv, (void *)c->T.d_diag,
+                    (void *)c->T.d_off, (void *)c->T.piv_type, (void *)c->d_rowbase,
+                    (void *)c->d_inflight, (void *)c->d_need, (void *)c->d_res, (void *)c->d_rownorm,
+                    (void *)c->d_state, (void *)c->d_pair_hint, (void *)c->d_q, (void *)c->d_qs,
+                    (void *)c->d_w, (void *)c->d_r, (void *)c->d_z, (void *)c->d_arow,
+                    (void *)c->d_acol, (void *)c->d_aval};
+    for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++)
+        if (ptrs[k]) cudaFree(ptrs[k]);
+    free(c->chunk_r0);
+    free(c->chunk_n);
+    free(c->chunk_last);
+    free(c->level_ptr);
+    free(c);
+}
+
+/* Chunks of consecutive rows of a level whose tiles fit the in-flight budget (the same rule
+ * as the CPU reference; chunking changes neither grants nor offsets). */
+static int plan_chunks(ildl_cuda_ctx *c, const ildl_tiles *T, int32_t *rowbase)
+{
+    int64_t longest = 1;
+    for (int32_t i = 0; i < T->nb; i++) {
+        int64_t len = T->row_ptr[i + 1] - T->row_ptr[i];
+        if (len > longest) longest = len;
+    }
+    int64_t budget = T->ntiles < 16384 ? T->ntiles : 16384;
+    if (budget < longest) budget = longest;
+    c->budget = budget;
+    c->chunk_r0 = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T->nb + 1));
+    c->chunk_n = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T->nb + 1));
+    c->chunk_last = (int8_t *)malloc((size_t)T->nb + 1);
+    if (!c->chunk_r0 || !c->chunk_n || !c->chunk_last) return ILDL_ERR_OUT_OF_MEMORY;
+    c->nchunks = 0;
+    for (int32_t lev = 0; lev < T->nlevels; lev++) {
+        int32_t r0 = T->level_ptr[lev], rend = T->level_ptr[lev + 1];
+        while (r0 < rend) {
+            int32_t nrows = 0;
+            int64_t ntl = 0;
+            while (r0 + nrows < rend) {
+                int32_t i = T->level_rows[r0 + nrows];
+                int64_t len = T->row_ptr[i + 1] - T->row_ptr[i];
+                if (nrows > 0 && ntl + len > budget) break;
+                rowbase[r0 + nrows] = (int32_t)ntl;
+                nrows++;
+                ntl += len;
+            }
+            c->chunk_r0[c->nchunks] = r0;
+            c->chunk_n[c->nchunks] = nrows;
+            c->chunk_last[c->nchunks] = (r0 + nrows == rend);
+            c->nchunks++;
+            r0 += nrows;
+        }
+    }
+    return ILDL_SUCCESS;
+}
+
+extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id,
+                                ildl_cuda_ctx **out, char *msg, size_t msglen)
+{
+    int status = ILDL_SUCCESS;
+    int32_t *rowbase = NULL;
+    ildl_cuda_ctx *c = NULL;
+    int ndev = ildl_cuda_device_count();
+    *out = NULL;
+    g_cuda_msg[0] = 0;
+    if (ndev <= 0) {
+        ildl_msg(msg, msglen, "no usable CUDA device");
+        return ILDL_ERR_NO_DEVICE;
+    }
+    if (device_id < 0 || device_id >= ndev) {
+        ildl_msg(msg, msglen, "device_id %d out of range (%d devices)", device_id, ndev);
+        return ILDL_ERR_INVALID_OPTION;
+    }
+    c = (ildl_cuda_ctx *)calloc(1, sizeof *c);
+    rowbase = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T->nb + 1));
+    if (!c || !rowbase) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
+    c->device = device_id;
+    CU(cudaSetDevice(device_id));
+    {
+        cudaDeviceProp prop;
+        CU(cudaGetDeviceProperties(&prop, device_id));
+        snprintf(c->name, sizeof c->name, "%s", prop.name);
+    }
+    status = plan_chunks(c, T, rowbase);
+    if (status) goto cleanup;
+    {
+        size_t *B = &c->bytes;
+        dev_tiles &D = c->T;
+        D.n = T->n;
+        D.nb = T->nb;
+        D.ntiles = T->ntiles;
+        D.total_cap = T->total_cap;
+        int64_t na = T->a_ptr[T->ntiles];
+        CU(upload((int32_t **)&D.bstart, T->bstart, (size_t)T->nb + 1, B));
+        CU(upload((int64_t **)&D.row_ptr, T->row_ptr, (size_t)T->nb + 1, B));
+        CU(upload((int32_t **)&D.row, T->row, (size_t)T->ntiles, B));
+        CU(upload((int32_t **)&D.col, T->col, (size_t)T->ntiles, B));
+        CU(upload((int64_t **)&D.col_ptr, T->col_ptr, (size_t)T->nb + 1, B));
+        CU(upload((int64_t **)&D.col_tiles, T->col_tiles, (size_t)T->ntiles, B));
+        CU(upload((int32_t **)&D.level_rows, T->level_rows, (size_t)T->nb, B));
+        CU(upload((int64_t **)&D.a_ptr, T->a_ptr, (size_t)T->ntiles + 1, B));
+        CU(upload((uint16_t **)&D.a_idx, T->a_idx, (size_t)na, B));
+        CU(alloc(&D.a_val, (size_t)na, B));
+        CU(upload((uint8_t **)&D.format, T->format, (size_t)T->ntiles, B));
+        CU(upload((int64_t **)&D.cap, T->cap, (size_t)T->ntiles, B));
+        CU(upload((int64_t **)&D.tile_order, T->tile_order, (size_t)T->ntiles, B));
+        CU(alloc(&D.off, (size_t)T->ntiles, B));
+        CU(alloc(&D.nnz, (size_t)T->ntiles, B));
+        CU(alloc(&D.val, (size_t)T->total_cap, B));
+        CU(alloc(&D.idx, (size_t)T->total_cap, B));
+        CU(alloc(&D.piv, (size_t)T->n, B));
+        CU(alloc(&D.d_diag, (size_t)T->n, B));
+        CU(alloc(&D.d_off, (size_t)T->n, B));
+        CU(alloc(&D.piv_type, (size_t)T->n, B));
+        c->d_level_rows = (int32_t *)D.level_rows;
+        CU(upload(&c->d_rowbase, rowbase, (size_t)T->nb, B));
+        CU(alloc(&c->d_inflight, (size_t)c->budget * TILE, B));
+        CU(alloc(&c->d_need, (size_t)c->budget, B));
+        CU(alloc(&c->d_res, (size_t)c->budget, B));
+        CU(alloc(&c->d_rownorm, (size_t)c->budget * LD, B));
+        CU(alloc(&c->d_state, 1, B));
+        c->nlevels = T->nlevels;
+        c->level_ptr = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T->nlevels + 1));
+        if (!c->level_ptr) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
+        memcpy(c->level_ptr, T->level_ptr, sizeof(int32_t) * ((size_t)T->nlevels + 1));
+        c->n = T->n;
+        CU(alloc(&c->d_q, (size_t)T->n, B));
+        CU(alloc(&c->d_qs, (size_t)T->n, B));
+        CU(alloc(&c->d_w, (size_t)T->n, B));
+        CU(alloc(&c->d_r, (size_t)T->n, B));
+        CU(alloc(&c->d_z, (size_t)T->n, B));
+        if (A) {
+            CU(upload(&c->d_arow, A->rowptr, (size_t)A->n + 1, B));
+            CU(upload(&c->d_acol, A->col, (size_t)A->rowptr[A->n], B));
+            CU(alloc(&c->d_aval, (size_t)A->rowptr[A->n], B));
+            c->hostA = A;
+        }
+    }
+cleanup:
+    free(rowbase);
+    if (status) {
+        ildl_msg(msg, msglen, "CUDA setup failed: %s", g_cuda_msg[0] ? g_cuda_msg : ildl_strerror(status));
+        ildl_cuda_destroy(c);
+        return status;
+    }
+    *out = c;
+    return ILDL_SUCCESS;
+}
+
+extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_factor_params *p,
+                                ildl_factor_stats *st, char *msg, size_t msglen)
+{
+    int status = ILDL_SUCCESS;
+    factor_state hs;
+    memset(&hs, 0, sizeof hs);
+    factor_params_d prm;
+    dim3 blk(LD, LD);
+    c->factored = 0;
+    g_cuda_msg[0] = 0;
+    CU(cudaSetDevice(c->device));
+    CU(cudaMemcpy(c->T.a_val, T->a_val, sizeof(double) * (size_t)T->a_ptr[T->ntiles],
+                  cudaMemcpyHostToDevice));
+    if (p->pair_hint && !c->d_pair_hint) CU(upload(&c->d_pair_hint, p->pair_hint, (size_t)T->n, &c->bytes));
+    else if (p->pair_hint) CU(cudaMemcpy(c->d_pair_hint, p->pair_hint, (size_t)T->n, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(c->d_state, &hs, sizeof hs, cudaMemcpyHostToDevice));
+    prm.pivoting = p->pivoting;
+    prm.drop_tol = p->drop_tol;
+    prm.pivot_tol = p->pivot_tol;
+    prm.perturb = p->perturb;
+    prm.pair_hint = p->pair_hint ? c->d_pair_hint : NULL;
+    for (int32_t ch = 0; ch < c->nchunks; ch++) {
+        int32_t r0 = c->chunk_r0[ch], nrows = c->chunk_n[ch];
+        const int32_t *rows = c->d_level_rows + r0, *rb = c->d_rowbase + r0;
+        k_phase_a<<<nrows, blk>>>(c->T, prm, rows, rb, c->d_inflight, c->d_need, c->d_res,
+                                  c->d_rownorm);
+        CU_LAUNCH();
+        k_phase_b<<<1, 1>>>(c->T, rows, nrows, rb, c->d_need, c->d_res, c->d_state,
+                            c->chunk_last[ch], p->leftover == ILDL_LEFTOVER_ATOMIC);
+        CU_LAUNCH();
+        k_phase_c<<<nrows, blk>>>(c->T, rows, rb, c->d_inflight, c->d_need, c->d_state);
+        CU_LAUNCH();
+    }
+    CU(cudaMemcpy(&hs, c->d_state, sizeof hs, cudaMemcpyDeviceToHost));
+    if (hs.err) {
+        status = hs.err;
+        snprintf(g_cuda_msg, sizeof g_cuda_msg, "device factorization reported internal error %d", hs.err);
+        goto cleanup;
+    }
+    CU(cudaMemcpy(T->piv, c->T.piv, sizeof(int32_t) * (size_t)T->n, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(T->d_diag, c->T.d_diag, sizeof(double) * (size_t)T->n, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(T->d_off, c->T.d_off, sizeof(double) * (size_t)T->n, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(T->piv_type, c->T.piv_type, (size_t)T->n, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(T->off, c->T.off, sizeof(int64_t) * (size_t)T->ntiles, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(T->nnz, c->T.nnz, sizeof(int64_t) * (size_t)T->ntiles, cudaMemcpyDeviceToHost));
+    if (st) {
+        memset(st, 0, sizeof *st);
+        st->n2x2 = hs.n2x2;
+        st->nperturbed = hs.nperturbed;
+        st->leftover_granted = hs.granted;
+        ildl_factor_final_stats(T, st);
+    }
+    c->factored = 1;
+cleanup:
+    if (status) ildl_msg(msg, msglen, "%s", g_cuda_msg[0] ? g_cuda_msg : ildl_strerror(status));
+    return status;
+}
+
+__global__ void k_round_single(int64_t m, double *v)
+{
+    int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < m) v[k] = (double)(float)v[k];
+}
+
+extern "C" int ildl_cuda_round_single(ildl_cuda_ctx *c)
+{
+    int status = ILDL_SUCCESS;
+    CU(cudaSetDevice(c->device));
+    k_round_single<<<(unsigned)((c->T.total_cap + 255) / 256), 256>>>(c->T.total_cap, c->T.val);
+    CU_LAUNCH();
+    k_round_single<<<(c->n + 255) / 256, 256>>>(c->n, c->T.d_diag);
+    CU_LAUNCH();
+    k_round_single<<<(c->n + 255) / 256, 256>>>(c->n, c->T.d_off);
+    CU_LAUNCH();
+cleanup:
+    return status;
+}
+
+extern "C" int ildl_cuda_download_factor(ildl_cuda_ctx *c, ildl_tiles *T)
+{
+    int status = ILDL_SUCCESS;
+    CU(cudaSetDevice(c->device));
+    CU(cudaMemcpy(T->val, c->T.val, sizeof(double) * (size_t)T->total_cap, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(T->idx, c->T.idx, sizeof(uint16_t) * (size_t)T->total_cap, cudaMemcpyDeviceToHost));
+cleanup:
+    return status;
+}
+
+extern "C" int ildl_cuda_set_map(ildl_cuda_ctx *c, const int32_t *q, const double *qs)
+{
+    int status = ILDL_SUCCESS;
+    CU(cudaSetDevice(c->device));
+    CU(cudaMemcpy(c->d_q, q, sizeof(int32_t) * (size_t)c->n, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(c->d_qs, qs, sizeof(double) * (size_t)c->n, cudaMemcpyHostToDevice));
+cleanup:
+    return status;
+}
+
+/* x (device, factored order) <- (U^T D U)^{-1} x on stream s. */
+static int solve_device(ildl_cuda_ctx *c, double *x, cudaStream_t s)
+{
+    int status = ILDL_SUCCESS;
+    for (int32_t lev = 0; lev < c->nlevels; lev++) {
+        int32_t r0 = c->level_ptr[lev], nr = c->level_ptr[lev + 1] - r0;
+        k_forward_level<<<nr, LD, 0, s>>>(c->T, c->d_level_rows + r0, x);
+        CU_LAUNCH();
+    }
+    k_dsolve<<<(c->n + 255) / 256, 256, 0, s>>>(c->T, x);
+    CU_LAUNCH();
+    for (int32_t lev = c->nlevels - 1; lev >= 0; lev--) {
+        int32_t r0 = c->level_ptr[lev], nr = c->level_ptr[lev + 1] - r0;
+        k_backward_level<<<nr, LD, 0, s>>>(c->T, c->d_level_rows + r0, x);
+        CU_LAUNCH();
+    }
+cleanup:
+    return status;
+}
+
+extern "C" int ildl_cuda_solve_factored(ildl_cuda_ctx *c, double *x)
+{
+    int status = ILDL_SUCCESS;
+    if (!c->factored) return ILDL_ERR_CALL_ORDER;
+    CU(cudaSetDevice(c->device));
+    CU(cudaMemcpy(c->d_w, x, sizeof(double) * (size_t)c->n, cudaMemcpyHostToDevice));
+    status = solve_device(c, c->d_w, 0);
+    if (status) goto cleanup;
+    CU(cudaMemcpy(x, c->d_w, sizeof(double) * (size_t)c->n, cudaMemcpyDeviceToHost));
+cleanup:
+    return status;
+}
+
+__global__ void k_gather(int32_t n, const int32_t *q, const double *qs, const double *r, double *w)
+{
+    int32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) w[k] = qs[k] * r[q[k]];
+}
+
+__global__ void k_scatter(int32_t n, const int32_t *q, const double *qs, const double *w, double *z)
+{
+    int32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) z[q[k]] = qs[k] * w[k];
+}
+
+/* z = M^{-1} r with r, z device vectors in the user's ordering. */
+static int apply_device(ildl_cuda_ctx *c, const double *r, double *z, cudaStream_t s)
+{
+    int status = ILDL_SUCCESS;
+    int g = (c->n + 255) / 256;
+    k_gather<<<g, 256, 0, s>>>(c->n, c->d_q, c->d_qs, r, c->d_w);
+    CU_LAUNCH();
+    status = solve_device(c, c->d_w, s);
+    if (status) goto cleanup;
+    k_scatter<<<g, 256, 0, s>>>(c->n, c->d_q, c->d_qs, c->d_w, z);
+    CU_LAUNCH();
+cleanup:
+    return status;
+}
+
+extern "C" int ildl_cuda_apply(ildl_cuda_ctx *c, const double *r, double *z, int where, void *stream)
+{
+    int status = ILDL_SUCCESS;
+    cudaStream_t s = (cudaStream_t)stream;
+    if (!c->factored) return ILDL_ERR_CALL_ORDER;
+    CU(cudaSetDevice(c->device));
+    if (where == ILDL_MEMORY_DEVICE) return apply_device(c, r, z, s);
+    CU(cudaMemcpyAsync(c->d_r, r, sizeof(double) * (size_t)c->n, cudaMemcpyHostToDevice, s));
+    status = apply_device(c, c->d_r, c->d_z, s);
+    if (status) goto cleanup;
+    CU(cudaMemcpyAsync(z, c->d_z, sizeof(double) * (size_t)c->n, cudaMemcpyDeviceToHost, s));
+    CU(cudaStreamSynchronize(s));
+cleanup:
+    return status;
+}
+
+/* ------------------------------------------------------------ SQMR with device operators */
+
+__global__ void k_spmv(int32_t n, const int64_t *rp, const int32_t *ci, const double *v,
+                       const double *x, double *y)
+{
+    int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    double s = 0.0;
+    for (int64_t p = rp[i]; p < rp[i + 1]; p++) s += v[p] * x[ci[p]];
+    y[i] = s;
+}
+
+typedef struct { ildl_cuda_ctx *c; int status; } op_ctx;
+
+static void matvec_dev(void *ctx, const double *x, double *y)
+{
+    op_ctx *o = (op_ctx *)ctx;
+    ildl_cuda_ctx *c = o->c;
+    int status = ILDL_SUCCESS;
+    CU(cudaMemcpy(c->d_r, x, sizeof(double) * (size_t)c->n, cudaMemcpyHostToDevice));
+    k_spmv<<<(c->n + 255) / 256, 256>>>(c->n, c->d_arow, c->d_acol, c->d_aval, c->d_r, c->d_z);
+    CU_LAUNCH();
+    CU(cudaMemcpy(y, c->d_z, sizeof(double) * (size_t)c->n, cudaMemcpyDeviceToHost));
+cleanup:
+    if (status && !o->status) o->status = status;
+}
+
+static int precond_dev(void *ctx, const double *r, double *z)
+{
+    op_ctx *o = (op_ctx *)ctx;
+    int st = ildl_cuda_apply(o->c, r, z, ILDL_MEMORY_HOST, NULL);
+    if (st && !o->status) o->status = st;
+    return st;
+}
+
+extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
+                              const ildl_sqmr_params *prm, ildl_sqmr_result *res)
+{
+    int status = ILDL_SUCCESS;
+    if (!c->factored || !c->hostA) return ILDL_ERR_CALL_ORDER;
+    CU(cudaSetDevice(c->device));
+    CU(cudaMemcpy(c->d_aval, c->hostA->val, sizeof(double) * (size_t)c->hostA->rowptr[c->n],
+                  cudaMemcpyHostToDevice));
+    {
+        op_ctx o = {c, ILDL_SUCCESS};
+        status = ildl_sqmr(c->n, matvec_dev, &o, precond_dev, &o, b, x, prm, res);
+        if (o.status) status = o.status;
+    }
+cleanup:
+    return status;
+}

@@ -1,0 +1,63 @@
+/* common.cuh -- shared pieces of the CUDA backend: error checking that turns every failed
+ * CUDA call into a status (never an abort), and the device view of the tile store. */
+#ifndef ILDL_CUDA_COMMON_CUH
+#define ILDL_CUDA_COMMON_CUH
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+extern "C" {
+#include "blockildl.h"
+#include "analyse/tiles.h"
+}
+
+#define LD 32
+#define TILE (LD * LD)
+
+/* Evaluate a CUDA call; on failure record where and jump to the function's cleanup label. */
+#define CU(call)                                                                         \
+    do {                                                                                 \
+        cudaError_t e_ = (call);                                                         \
+        if (e_ != cudaSuccess) {                                                         \
+            ildl_cuda_note_error(e_, #call, __FILE__, __LINE__);                         \
+            status = (e_ == cudaErrorMemoryAllocation) ? ILDL_ERR_OUT_OF_MEMORY          \
+                                                       : ILDL_ERR_DEVICE;                \
+            goto cleanup;                                                                \
+        }                                                                                \
+    } while (0)
+
+/* After a launch: launch-configuration errors surface here. */
+#define CU_LAUNCH() CU(cudaGetLastError())
+
+void ildl_cuda_note_error(cudaError_t e, const char *what, const char *file, int line);
+const char *ildl_cuda_last_message(void);
+
+/* Device copies of the tile store arrays (same names and meaning as ildl_tiles). */
+struct dev_tiles {
+    int32_t n, nb;
+    int64_t ntiles;
+    const int32_t *bstart;
+    const int64_t *row_ptr;
+    const int32_t *row, *col;
+    const int64_t *col_ptr, *col_tiles;
+    const int32_t *level_rows;
+    const int64_t *a_ptr;
+    const uint16_t *a_idx;
+    double *a_val;
+    const uint8_t *format;
+    const int64_t *cap;
+    const int64_t *tile_order;
+    int64_t total_cap;
+    int64_t *off, *nnz;
+    double *val;
+    uint16_t *idx;
+    int32_t *piv;
+    double *d_diag, *d_off;
+    int8_t *piv_type;
+};
+
+__device__ __forceinline__ int dev_bsize(const dev_tiles &T, int32_t b)
+{
+    return T.bstart[b + 1] - T.bstart[b];
+}
+
+#endif

@@ -1,0 +1,170 @@
+/* dense_common.cuh -- block-cooperative elimination steps of a dense <= 32x32 tile held in
+ * shared memory, mirroring src/cpu/dense_common.c operation for operation (so the CPU and the
+ * GPU produce the same pivots and, with FMA contraction off on both, the same bits).
+ * Called by all 32x32 threads of a block uniformly: every branch below depends only on
+ * shared data, and each function ends with the tile consistent after a barrier.
+ * Thread (ty, tx) = (threadIdx.y, threadIdx.x) owns tile entry (ty, tx). */
+#ifndef ILDL_CUDA_DENSE_COMMON_CUH
+#define ILDL_CUDA_DENSE_COMMON_CUH
+#include "cuda/common.cuh"
+
+#define ILDL_BK_ALPHA_D 0.6403882032022076
+
+struct dense_res {
+    int32_t perm[LD];
+    double d_diag[LD];
+    double d_off[LD];
+    int8_t type[LD];
+    int n2x2;
+    int nperturbed;
+};
+
+struct dense_params_d {
+    double pivot_tol, perturb;
+    const int8_t *pair_hint; /* slice for this block, or NULL */
+};
+
+static __device__ void dd_begin(dense_res *res)
+{
+    int tid = threadIdx.y * LD + threadIdx.x;
+    if (tid < LD) {
+        res->perm[tid] = tid;
+        res->d_diag[tid] = 0;
+        res->d_off[tid] = 0;
+        res->type[tid] = 0;
+    }
+    if (tid == 0) {
+        res->n2x2 = 0;
+        res->nperturbed = 0;
+    }
+    __syncthreads();
+}
+
+/* Symmetric interchange of rows/cols i and j (and of perm). */
+static __device__ void dd_swap(int m, double *a, dense_res *res, int i, int j)
+{
+    if (i == j) return;
+    int tx = threadIdx.x, ty = threadIdx.y;
+    if (ty == 0 && tx < m) {
+        double t = a[i * LD + tx];
+        a[i * LD + tx] = a[j * LD + tx];
+        a[j * LD + tx] = t;
+    }
+    __syncthreads();
+    if (ty == 0 && tx < m) {
+        double t = a[tx * LD + i];
+        a[tx * LD + i] = a[tx * LD + j];
+        a[tx * LD + j] = t;
+    }
+    if (ty == 0 && tx == 0) {
+        int32_t p = res->perm[i];
+        res->perm[i] = res->perm[j];
+        res->perm[j] = p;
+    }
+    __syncthreads();
+}
+
+/* max_{k <= j < m, j != skip} |a(row, j)|, smallest j on ties; every thread computes it. */
+static __device__ double dd_absmax(int m, const double *a, int row, int k, int skip, int *jmax)
+{
+    double best = -1;
+    *jmax = -1;
+    for (int j = k; j < m; j++) {
+        double v = fabs(a[row * LD + j]);
+        if (j != skip && v > best) {
+            best = v;
+            *jmax = j;
+        }
+    }
+    return best < 0 ? 0 : best;
+}
+
+static __device__ int dd_take1(int m, double *a, int k, int piv, const dense_params_d *p, dense_res *res,
+                        double *u1)
+{
+    int tx = threadIdx.x, ty = threadIdx.y;
+    dd_swap(m, a, res, k, piv);
+    double d = a[k * LD + k];
+    bool perturbed = false;
+    if (fabs(d) < p->pivot_tol || d == 0) {
+        d = (d == 0) ? p->perturb : copysign(p->perturb, d);
+        perturbed = true;
+    }
+    if (ty == 0 && tx > k && tx < m) u1[tx] = a[k * LD + tx] / d;
+    __syncthreads();
+    if (ty > k && ty < m && tx >= ty && tx < m) {
+        double v = a[ty * LD + tx] - a[k * LD + ty] * u1[tx];
+        a[ty * LD + tx] = v;
+        a[tx * LD + ty] = v;
+    }
+    __syncthreads();
+    if (ty == 0 && tx > k && tx < m) {
+        a[k * LD + tx] = u1[tx];
+        a[tx * LD + k] = 0;
+    }
+    if (ty == 0 && tx == 0) {
+        a[k * LD + k] = 0;
+        res->d_diag[k] = d;
+        res->d_off[k] = 0;
+        res->type[k] = 1;
+        if (perturbed) res->nperturbed++;
+    }
+    __syncthreads();
+    return 1;
+}
+
+static __device__ bool dd_pair_ok(double a, double b, double c, double tol)
+{
+    double g = fmax(fabs(a), fmax(fabs(b), fabs(c)));
+    double det = a * c - b * b;
+    return g >= tol && g > 0 && det != 0 && fabs(det) / g >= tol * g;
+}
+
+static __device__ int dd_take2(int m, double *a, int k, int q, int r, const dense_params_d *p,
+                        dense_res *res, double *u1, double *u2)
+{
+    int tx = threadIdx.x, ty = threadIdx.y;
+    if (!dd_pair_ok(a[q * LD + q], a[q * LD + r], a[r * LD + r], p->pivot_tol))
+        return dd_take1(m, a, k, q, p, res, u1);
+    dd_swap(m, a, res, k, q);
+    if (r == k) r = q;
+    dd_swap(m, a, res, k + 1, r);
+    const double *ak = a + k * LD, *ak1 = a + (k + 1) * LD;
+    double da = ak[k], db = ak[k + 1], dc = ak1[k + 1];
+    double det = da * dc - db * db;
+    if (ty == 0 && tx >= k + 2 && tx < m) {
+        u1[tx] = (dc * ak[tx] - db * ak1[tx]) / det;
+        u2[tx] = (da * ak1[tx] - db * ak[tx]) / det;
+    }
+    __syncthreads();
+    if (ty >= k + 2 && ty < m && tx >= ty && tx < m) {
+        double w1 = ak[ty], w2 = ak1[ty];
+        double v = a[ty * LD + tx] - (w1 * u1[tx] + w2 * u2[tx]);
+        a[ty * LD + tx] = v;
+        a[tx * LD + ty] = v;
+    }
+    __syncthreads();
+    if (ty == 0 && tx >= k + 2 && tx < m) {
+        a[k * LD + tx] = u1[tx];
+        a[(k + 1) * LD + tx] = u2[tx];
+        a[tx * LD + k] = 0;
+        a[tx * LD + k + 1] = 0;
+    }
+    if (ty == 0 && tx == 0) {
+        a[k * LD + k] = 0;
+        a[k * LD + k + 1] = 0;
+        a[(k + 1) * LD + k] = 0;
+        a[(k + 1) * LD + k + 1] = 0;
+        res->d_diag[k] = da;
+        res->d_diag[k + 1] = dc;
+        res->d_off[k] = db;
+        res->d_off[k + 1] = 0;
+        res->type[k] = 2;
+        res->type[k + 1] = 0;
+        res->n2x2++;
+    }
+    __syncthreads();
+    return 2;
+}
+
+#endif

@@ -1,0 +1,18 @@
+/* dense_none.cuh -- static pivoting on the GPU (mirror of src/cpu/dense_none.c). */
+#ifndef ILDL_CUDA_DENSE_NONE_CUH
+#define ILDL_CUDA_DENSE_NONE_CUH
+#include "cuda/dense_common.cuh"
+
+static __device__ void dd_factor_none(int m, double *a, const dense_params_d *p, dense_res *res,
+                               double *u1, double *u2)
+{
+    const int8_t *hint = p->pair_hint;
+    dd_begin(res);
+    for (int k = 0; k < m;) {
+        if (hint && hint[k] == 1 && k + 1 < m)
+            k += dd_take2(m, a, k, k, k + 1, p, res, u1, u2);
+        else
+            k += dd_take1(m, a, k, k, p, res, u1);
+    }
+}
+#endif

@@ -1,0 +1,32 @@
+/* factor_kernels.cuh -- declarations shared by factor.cu, solve.cu and backend.cu. */
+#ifndef ILDL_CUDA_FACTOR_KERNELS_CUH
+#define ILDL_CUDA_FACTOR_KERNELS_CUH
+#include "cuda/dense_common.cuh"
+
+struct factor_params_d {
+    int pivoting;
+    double drop_tol, pivot_tol, perturb;
+    const int8_t *pair_hint; /* device, [n], or NULL */
+};
+
+/* Device-resident running state of one factorization (phase B is its only writer). */
+struct factor_state {
+    int64_t so, used, leftover, credit, granted;
+    int n2x2, nperturbed, err;
+};
+
+__global__ void k_phase_a(dev_tiles T, factor_params_d prm, const int32_t *rows,
+                          const int32_t *rowbase, double *inflight, int64_t *need,
+                          dense_res *res_out, double *rownorm_out);
+__global__ void k_phase_b(dev_tiles T, const int32_t *rows, int32_t nrows, const int32_t *rowbase,
+                          const int64_t *need, const dense_res *res, factor_state *st,
+                          int end_of_level, int atomic_mode);
+__global__ void k_phase_c(dev_tiles T, const int32_t *rows, const int32_t *rowbase,
+                          double *inflight, const int64_t *need, factor_state *st);
+
+/* Level-scheduled solve kernels (solve.cu). */
+__global__ void k_forward_level(dev_tiles T, const int32_t *rows, double *x);
+__global__ void k_backward_level(dev_tiles T, const int32_t *rows, double *x);
+__global__ void k_dsolve(dev_tiles T, double *x);
+
+#endif

@@ -1,0 +1,380 @@
+/* test_order.c -- orderings: valid permutations on awkward graphs, and each method's purpose
+ * (fill for AMD/METIS, bandwidth for RCM, level sets for GMC) measured independently here. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include "support/testutil.h"
+
+#include "analyse/order.h"
+#include "blockildl.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const int all_methods[] = {ILDL_ORDER_AMD, ILDL_ORDER_RCM, ILDL_ORDER_GMC,
+                                  ILDL_ORDER_METIS, ILDL_ORDER_NATURAL};
+#define NMETHODS ((int)(sizeof all_methods / sizeof all_methods[0]))
+
+/* Order A with method, asserting success and a valid permutation; returns malloc'ed perm. */
+static int32_t *order_ok(const ildl_csr *A, int method)
+{
+    int32_t *perm = malloc(sizeof(int32_t) * (size_t)(A->n > 0 ? A->n : 1));
+    char msg[256] = "";
+    assert_non_null(perm);
+    int st = ildl_order_graph(A->n, A->rowptr, A->col, method, perm, msg, sizeof msg);
+    if (st != ILDL_SUCCESS) print_message("method %d: %s\n", method, msg);
+    assert_int_equal(st, ILDL_SUCCESS);
+    assert_true(ildl_is_permutation(A->n, perm));
+    return perm;
+}
+
+static int32_t *inverse(int32_t n, const int32_t *perm)
+{
+    int32_t *inv = malloc(sizeof(int32_t) * (size_t)n);
+    assert_non_null(inv);
+    for (int32_t k = 0; k < n; k++) inv[perm[k]] = k;
+    return inv;
+}
+
+/* Random permutation (Fisher-Yates). */
+static int32_t *random_perm(int32_t n, uint64_t seed)
+{
+    int32_t *p = malloc(sizeof(int32_t) * (size_t)n);
+    assert_non_null(p);
+    for (int32_t i = 0; i < n; i++) p[i] = i;
+    for (int32_t i = n - 1; i > 0; i--) {
+        int32_t j = (int32_t)(ildl_test_rand(&seed) * (i + 1));
+        if (j > i) j = i;
+        int32_t t = p[i]; p[i] = p[j]; p[j] = t;
+    }
+    return p;
+}
+
+/* A shuffled copy of A (B = P A P^T). */
+static void shuffled(const ildl_csr *A, uint64_t seed, ildl_csr *B)
+{
+    int32_t *p = random_perm(A->n, seed);
+    assert_int_equal(ildl_csr_permute(A, p, B), ILDL_SUCCESS);
+    free(p);
+}
+
+/* nnz of the Cholesky factor L (diagonal included) of A(perm,perm): elimination tree by
+ * path-compressed ancestors, then each row's pattern is the union of tree paths from its
+ * entries up to the row (Liu). */
+static int64_t chol_nnz(const ildl_csr *A, const int32_t *perm)
+{
+    int32_t n = A->n;
+    int32_t *inv = inverse(n, perm);
+    int32_t *parent = malloc(sizeof(int32_t) * (size_t)n);
+    int32_t *anc = malloc(sizeof(int32_t) * (size_t)n);
+    int32_t *mark = malloc(sizeof(int32_t) * (size_t)n);
+    assert_true(parent && anc && mark);
+    for (int32_t k = 0; k < n; k++) {
+        parent[k] = anc[k] = -1;
+        int32_t i = perm[k];
+        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            int32_t j = inv[A->col[p]];
+            while (j >= 0 && j < k) {
+                int32_t next = anc[j];
+                anc[j] = k;
+                if (next < 0) parent[j] = k;
+                j = next;
+            }
+        }
+    }
+    int64_t nnz = n;
+    for (int32_t k = 0; k < n; k++) {
+        mark[k] = k;
+        int32_t i = perm[k];
+        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            int32_t j = inv[A->col[p]];
+            if (j >= k) continue;
+            for (; mark[j] != k; j = parent[j]) {
+                assert_true(j >= 0 && j < k);
+                mark[j] = k;
+                nnz++;
+            }
+        }
+    }
+    free(inv); free(parent); free(anc); free(mark);
+    return nnz;
+}
+
+/* Bandwidth of A(perm,perm). */
+static int32_t bandwidth(const ildl_csr *A, const int32_t *perm)
+{
+    int32_t *inv = inverse(A->n, perm), bw = 0;
+    for (int32_t i = 0; i < A->n; i++)
+        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            int32_t d = abs(inv[i] - inv[A->col[p]]);
+            if (d > bw) bw = d;
+        }
+    free(inv);
+    return bw;
+}
+
+/* Number of level sets of the lower-triangular dependency graph of A(perm,perm). */
+static int32_t num_levels(const ildl_csr *A, const int32_t *perm)
+{
+    int32_t n = A->n, nlev = 0;
+    int32_t *inv = inverse(n, perm);
+    int32_t *lev = calloc((size_t)n, sizeof(int32_t));
+    assert_non_null(lev);
+    for (int32_t k = 0; k < n; k++) {
+        int32_t i = perm[k], l = 1;
+        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            int32_t j = inv[A->col[p]];
+            if (j < k && lev[j] + 1 > l) l = lev[j] + 1;
+        }
+        lev[k] = l;
+        if (l > nlev) nlev = l;
+    }
+    free(inv); free(lev);
+    return nlev;
+}
+
+static int32_t max_degree(const ildl_csr *A)
+{
+    int32_t d = 0;
+    for (int32_t i = 0; i < A->n; i++) {
+        int32_t di = 0;
+        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) di += A->col[p] != i;
+        if (di > d) d = di;
+    }
+    return d;
+}
+
+/* Connected-component label of every vertex (union-find on the edges). */
+static int32_t *components(const ildl_csr *A, int32_t *ncomp)
+{
+    int32_t n = A->n;
+    int32_t *root = malloc(sizeof(int32_t) * (size_t)n);
+    assert_non_null(root);
+    for (int32_t i = 0; i < n; i++) root[i] = i;
+    for (int32_t i = 0; i < n; i++)
+        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            int32_t a = i, b = A->col[p];
+            while (root[a] != a) a = root[a] = root[root[a]];
+            while (root[b] != b) b = root[b] = root[root[b]];
+            if (a != b) root[a < b ? b : a] = a < b ? a : b;
+        }
+    *ncomp = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t a = i;
+        while (root[a] != a) a = root[a];
+        root[i] = a;
+        *ncomp += (a == i);
+    }
+    return root;
+}
+
+/* 400 vertices in 6 interleaved components of random edges, plus isolated vertices: some with
+ * a diagonal entry, some with no entry at all. */
+static void components_graph(ildl_csr *A)
+{
+    const int32_t n = 400;
+    uint64_t s = 12345;
+    int64_t cap = 4 * (int64_t)n, m = 0;
+    int32_t *ti = malloc(sizeof(int32_t) * (size_t)cap), *tj = malloc(sizeof(int32_t) * (size_t)cap);
+    double *tv = malloc(sizeof(double) * (size_t)cap);
+    assert_true(ti && tj && tv);
+    for (int32_t i = 0; i < n; i++) {
+        int32_t c = i % 7; /* class 6 is isolated */
+        if (c == 6) {
+            if (i % 2 == 0) { ti[m] = i; tj[m] = i; tv[m] = 1.0; m++; }
+            continue;
+        }
+        ti[m] = i; tj[m] = i; tv[m] = 4.0; m++;
+        for (int k = 0; k < 2; k++) {
+            int32_t j = (int32_t)(ildl_test_rand(&s) * (n / 7)) * 7 + c;
+            if (j >= n || j == i) continue;
+            ti[m] = i; tj[m] = j; tv[m] = -1.0; m++;
+        }
+        /* a chain through the class keeps each class connected */
+        if (i + 7 < n) { ti[m] = i; tj[m] = i + 7; tv[m] = -1.0; m++; }
+    }
+    ildl_test_csr_from_triplets(n, m, ti, tj, tv, A);
+    free(ti); free(tj); free(tv);
+}
+
+static void test_laplacian_all_methods(void **state)
+{
+    (void)state;
+    ildl_csr A = {0};
+    ildl_test_laplace2d(30, 0.0, &A);
+    for (int k = 0; k < NMETHODS; k++) free(order_ok(&A, all_methods[k]));
+    int32_t *p = order_ok(&A, ILDL_ORDER_NATURAL);
+    for (int32_t i = 0; i < A.n; i++) assert_int_equal(p[i], i);
+    free(p);
+    ildl_csr_free(&A);
+}
+
+static void test_components_and_isolated(void **state)
+{
+    (void)state;
+    ildl_csr A = {0};
+    components_graph(&A);
+    int32_t ncomp, *label = components(&A, &ncomp);
+    assert_true(ncomp > 6 + 20); /* 6 classes plus the isolated vertices */
+    int32_t dmax = max_degree(&A);
+    for (int k = 0; k < NMETHODS; k++) {
+        int32_t *p = order_ok(&A, all_methods[k]);
+        if (all_methods[k] == ILDL_ORDER_RCM) {
+            /* Cuthill-McKee visits one component at a time: each is one contiguous run */
+            int32_t runs = 1;
+            for (int32_t i = 1; i < A.n; i++) runs += label[p[i]] != label[p[i - 1]];
+            assert_int_equal(runs, ncomp);
+        }
+        if (all_methods[k] == ILDL_ORDER_GMC) assert_true(num_levels(&A, p) <= dmax + 1);
+        free(p);
+    }
+    free(label);
+    ildl_csr_free(&A);
+}
+
+static void test_single_vertex(void **state)
+{
+    (void)state;
+    int32_t ti[1] = {0}, tj[1] = {0};
+    double tv[1] = {2.0};
+    ildl_csr A = {0};
+    ildl_test_csr_from_triplets(1, 1, ti, tj, tv, &A);
+    for (int k = 0; k < NMETHODS; k++) {
+        int32_t *p = order_ok(&A, all_methods[k]);
+        assert_int_equal(p[0], 0);
+        free(p);
+    }
+    ildl_csr_free(&A);
+}
+
+static void test_self_loops_only(void **state)
+{
+    (void)state;
+    enum { N = 17 };
+    int32_t ti[N], tj[N];
+    double tv[N];
+    for (int i = 0; i < N; i++) { ti[i] = tj[i] = i; tv[i] = 1.0 + i; }
+    ildl_csr A = {0};
+    ildl_test_csr_from_triplets(N, N, ti, tj, tv, &A);
+    for (int k = 0; k < NMETHODS; k++) {
+        int32_t *p = order_ok(&A, all_methods[k]);
+        if (all_methods[k] == ILDL_ORDER_GMC) assert_int_equal(num_levels(&A, p), 1);
+        free(p);
+    }
+    ildl_csr_free(&A);
+}
+
+static void test_fill_amd_metis(void **state)
+{
+    (void)state;
+    const int32_t m = 30;
+    ildl_csr G = {0}, A = {0};
+    ildl_test_laplace2d(m, 0.0, &G);
+    shuffled(&G, 777, &A);
+    int32_t *nat = order_ok(&A, ILDL_ORDER_NATURAL);
+    int32_t *gnat = order_ok(&G, ILDL_ORDER_NATURAL);
+    int32_t *amd = order_ok(&A, ILDL_ORDER_AMD);
+    int32_t *met = order_ok(&A, ILDL_ORDER_METIS);
+    int64_t f_shuf = chol_nnz(&A, nat), f_band = chol_nnz(&G, gnat);
+    int64_t f_amd = chol_nnz(&A, amd), f_met = chol_nnz(&A, met);
+    print_message("nnz(L): shuffled %lld, banded %lld, AMD %lld, METIS %lld\n", (long long)f_shuf,
+                  (long long)f_band, (long long)f_amd, (long long)f_met);
+    /* the banded natural order has exactly about n*m entries: a check of chol_nnz itself */
+    assert_true(f_band > (int64_t)(m * m) * (m - 1) && f_band <= (int64_t)(m * m) * (m + 1));
+    assert_true(f_amd < f_shuf / 2);
+    assert_true(f_met < f_shuf / 2);
+    /* both should also clearly beat the band, which is what a grid's natural order gives */
+    assert_true(f_amd < (f_band * 3) / 4);
+    assert_true(f_met < (f_band * 3) / 4);
+    free(nat); free(gnat); free(amd); free(met);
+    ildl_csr_free(&G);
+    ildl_csr_free(&A);
+}
+
+static void test_rcm_bandwidth(void **state)
+{
+    (void)state;
+    const int32_t m = 30;
+    ildl_csr G = {0}, A = {0};
+    ildl_test_laplace2d(m, 0.0, &G);
+    shuffled(&G, 99, &A);
+    int32_t *nat = order_ok(&A, ILDL_ORDER_NATURAL);
+    int32_t *rcm = order_ok(&A, ILDL_ORDER_RCM);
+    int32_t bw_shuf = bandwidth(&A, nat), bw_rcm = bandwidth(&A, rcm);
+    print_message("bandwidth: shuffled %d, RCM %d (grid width %d)\n", bw_shuf, bw_rcm, m);
+    assert_true(bw_shuf > 10 * m);
+    assert_true(bw_rcm <= 2 * m);
+    free(nat); free(rcm);
+    ildl_csr_free(&G);
+    ildl_csr_free(&A);
+}
+
+static void test_gmc_levels(void **state)
+{
+    (void)state;
+    const int32_t m = 30;
+    ildl_csr G = {0}, A = {0};
+    ildl_test_laplace2d(m, 0.0, &G);
+    shuffled(&G, 4242, &A);
+    int32_t *gnat = order_ok(&G, ILDL_ORDER_NATURAL), *ggmc = order_ok(&G, ILDL_ORDER_GMC);
+    int32_t *anat = order_ok(&A, ILDL_ORDER_NATURAL), *agmc = order_ok(&A, ILDL_ORDER_GMC);
+    int32_t l_gnat = num_levels(&G, gnat), l_ggmc = num_levels(&G, ggmc);
+    int32_t l_anat = num_levels(&A, anat), l_agmc = num_levels(&A, agmc);
+    print_message("levels: grid natural %d, grid GMC %d, shuffled natural %d, shuffled GMC %d\n",
+                  l_gnat, l_ggmc, l_anat, l_agmc);
+    assert_int_equal(l_gnat, 2 * m - 1); /* anti-diagonal wavefronts: checks num_levels */
+    assert_true(l_ggmc <= 4);
+    /* greedy never needs more than degree + 1 colours, whatever the vertex order (a shuffled
+     * grid's natural order is itself shallow, so it is no useful yardstick here) */
+    assert_true(l_agmc <= max_degree(&A) + 1);
+    assert_true(l_agmc <= l_anat);
+    free(gnat); free(ggmc); free(anat); free(agmc);
+    ildl_csr_free(&G);
+    ildl_csr_free(&A);
+}
+
+static void test_invalid_method(void **state)
+{
+    (void)state;
+    ildl_csr A = {0};
+    ildl_test_laplace2d(4, 0.0, &A);
+    int32_t perm[16];
+    const int bad[] = {-1, 5, 99};
+    for (int k = 0; k < 3; k++) {
+        char msg[256] = "";
+        int st = ildl_order_graph(A.n, A.rowptr, A.col, bad[k], perm, msg, sizeof msg);
+        assert_int_equal(st, ILDL_ERR_INVALID_OPTION);
+        assert_true(strlen(msg) > 0);
+    }
+    ildl_csr_free(&A);
+}
+
+static void test_is_permutation(void **state)
+{
+    (void)state;
+    int32_t ok[5] = {3, 0, 4, 1, 2}, dup[5] = {3, 0, 3, 1, 2}, neg[5] = {3, 0, -1, 1, 2},
+            big[5] = {3, 0, 5, 1, 2};
+    assert_true(ildl_is_permutation(5, ok));
+    assert_false(ildl_is_permutation(5, dup));
+    assert_false(ildl_is_permutation(5, neg));
+    assert_false(ildl_is_permutation(5, big));
+    assert_true(ildl_is_permutation(0, ok));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_laplacian_all_methods),
+        cmocka_unit_test(test_components_and_isolated),
+        cmocka_unit_test(test_single_vertex),
+        cmocka_unit_test(test_self_loops_only),
+        cmocka_unit_test(test_fill_amd_metis),
+        cmocka_unit_test(test_rcm_bandwidth),
+        cmocka_unit_test(test_gmc_levels),
+        cmocka_unit_test(test_invalid_method),
+        cmocka_unit_test(test_is_permutation),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

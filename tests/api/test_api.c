@@ -1,0 +1,264 @@
+/* test_api.c -- the public API: status codes for misuse, caller data left untouched,
+ * end-to-end solves with a true residual checked here, refactorisation, ildl_apply. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "blockildl.h"
+#include "support/testutil.h"
+
+static double true_residual(const ildl_csr *A, const double *x, const double *b)
+{
+    double *r = malloc(sizeof(double) * (size_t)A->n);
+    ildl_csr_matvec(A, x, r);
+    double nr = 0, nb = 0;
+    for (int32_t i = 0; i < A->n; i++) { nr += (b[i] - r[i]) * (b[i] - r[i]); nb += b[i] * b[i]; }
+    free(r);
+    return sqrt(nr) / sqrt(nb);
+}
+
+static void kkt(int32_t n1, int32_t n2, uint64_t seed, ildl_csr *A)
+{
+    /* [[H, B^T],[B, -delta I]] with H = shifted tridiagonal SPD, B sparse random */
+    int32_t n = n1 + n2;
+    int64_t cap = 4 * (int64_t)n + 4 * n2;
+    int32_t *ti = malloc(sizeof(int32_t) * cap), *tj = malloc(sizeof(int32_t) * cap);
+    double *tv = malloc(sizeof(double) * cap);
+    uint64_t s = seed;
+    int64_t k = 0;
+    for (int32_t i = 0; i < n1; i++) {
+        ti[k] = i; tj[k] = i; tv[k] = 3.0 + ildl_test_rand(&s); k++;
+        if (i + 1 < n1) { ti[k] = i + 1; tj[k] = i; tv[k] = -1.0; k++; }
+    }
+    for (int32_t r = 0; r < n2; r++) {
+        int32_t i = n1 + r;
+        ti[k] = i; tj[k] = i; tv[k] = -1e-8; k++;
+        for (int c = 0; c < 3; c++) {
+            int32_t j = (int32_t)(ildl_test_rand(&s) * n1);
+            ti[k] = i; tj[k] = j; tv[k] = 1.0 + ildl_test_rand(&s); k++;
+        }
+    }
+    ildl_test_csr_from_triplets(n, k, ti, tj, tv, A);
+    free(ti); free(tj); free(tv);
+}
+
+static void test_null_and_defaults(void **state)
+{
+    (void)state;
+    ildl_options o;
+    assert_int_equal(ildl_options_default(NULL), ILDL_ERR_NULL_ARGUMENT);
+    assert_int_equal(ildl_options_default(&o), ILDL_SUCCESS);
+    assert_int_equal(o.max_block_size, 32);
+    assert_true(o.tol > 0 && o.tol < 1);
+    ildl_handle *h = (ildl_handle *)0x1;
+    int64_t rp[2] = {0, 1};
+    int32_t c[1] = {0};
+    double v[1] = {1.0};
+    assert_int_equal(ildl_setup(1, NULL, c, v, NULL, &h), ILDL_ERR_NULL_ARGUMENT);
+    assert_null(h);
+    assert_int_equal(ildl_setup(1, rp, c, v, NULL, NULL), ILDL_ERR_NULL_ARGUMENT);
+    assert_int_equal(ildl_factor(NULL, NULL), ILDL_ERR_NULL_ARGUMENT);
+    double b[1] = {1}, x[1];
+    assert_int_equal(ildl_solve(NULL, b, x), ILDL_ERR_NULL_ARGUMENT);
+    assert_int_equal(ildl_apply(NULL, b, x, ILDL_MEMORY_HOST, NULL), ILDL_ERR_NULL_ARGUMENT);
+    ildl_info info;
+    assert_int_equal(ildl_get_info(NULL, &info), ILDL_ERR_NULL_ARGUMENT);
+    assert_int_equal(ildl_destroy(NULL), ILDL_SUCCESS);
+    for (int s = 0; s <= ILDL_ERR_INTERNAL; s++) assert_true(strlen(ildl_strerror(s)) > 0);
+    assert_string_equal(ildl_version(), ILDL_VERSION_STRING);
+}
+
+static void test_bad_matrices(void **state)
+{
+    (void)state;
+    ildl_handle *h = NULL;
+    int64_t rp[3] = {0, 2, 4};
+    int32_t c[4] = {0, 1, 0, 1};
+    double v[4] = {1, 2, 2, -1};
+    assert_int_equal(ildl_setup(0, rp, c, v, NULL, &h), ILDL_ERR_EMPTY);
+    assert_int_equal(ildl_setup(-3, rp, c, v, NULL, &h), ILDL_ERR_EMPTY);
+    int32_t cbad[4] = {0, 2, 0, 1};
+    assert_int_equal(ildl_setup(2, rp, cbad, v, NULL, &h), ILDL_ERR_INDEX_RANGE);
+    assert_true(strlen(ildl_last_error(NULL)) > 0);
+    double vun[4] = {1, 2, 3, -1};
+    assert_int_equal(ildl_setup(2, rp, c, vun, NULL, &h), ILDL_ERR_NOT_SYMMETRIC);
+    double vnan[4] = {1, NAN, NAN, -1};
+    assert_int_equal(ildl_setup(2, rp, c, vnan, NULL, &h), ILDL_ERR_NAN_INF);
+    int32_t cdup[4] = {0, 0, 0, 1};
+    assert_int_not_equal(ildl_setup(2, rp, cdup, v, NULL, &h), ILDL_SUCCESS);
+    int64_t rpempty[3] = {0, 0, 0};
+    assert_int_equal(ildl_setup(2, rpempty, c, v, NULL, &h), ILDL_ERR_SINGULAR);
+    int64_t rpdec[3] = {0, 3, 2};
+    assert_int_equal(ildl_setup(2, rpdec, c, v, NULL, &h), ILDL_ERR_INDEX_RANGE);
+    ildl_options o;
+    ildl_options_default(&o);
+    o.max_block_size = 33;
+    assert_int_equal(ildl_setup(2, rp, c, v, &o, &h), ILDL_ERR_INVALID_OPTION);
+    ildl_options_default(&o);
+    o.tol = 0;
+    assert_int_equal(ildl_setup(2, rp, c, v, &o, &h), ILDL_ERR_INVALID_OPTION);
+    assert_null(h);
+}
+
+static void test_call_order_and_untouched(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    kkt(60, 20, 7, &A);
+    int64_t nnz = A.rowptr[A.n];
+    ildl_csr C;
+    assert_int_equal(ildl_csr_copy(&A, &C), 0);
+    ildl_handle *h = NULL;
+    assert_int_equal(ildl_setup(A.n, A.rowptr, A.col, A.val, NULL, &h), ILDL_SUCCESS);
+    double *b = calloc(A.n, sizeof(double)), *x = calloc(A.n, sizeof(double));
+    for (int32_t i = 0; i < A.n; i++) b[i] = 1.0 + i % 3;
+    assert_int_equal(ildl_solve(h, b, x), ILDL_ERR_CALL_ORDER);
+    assert_int_equal(ildl_apply(h, b, x, ILDL_MEMORY_HOST, NULL), ILDL_ERR_CALL_ORDER);
+    assert_true(strlen(ildl_last_error(h)) > 0);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    assert_int_equal(ildl_solve(h, b, b), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_solve(h, NULL, x), ILDL_ERR_NULL_ARGUMENT);
+    assert_int_equal(ildl_apply(h, b, x, ILDL_MEMORY_DEVICE, NULL), ILDL_ERR_NOT_SUPPORTED);
+    b[3] = INFINITY;
+    assert_int_equal(ildl_solve(h, b, x), ILDL_ERR_NAN_INF);
+    b[3] = 1.0;
+    /* refactor with values that are no longer symmetric or finite is refused */
+    double *v2 = malloc(sizeof(double) * nnz);
+    memcpy(v2, A.val, sizeof(double) * nnz);
+    v2[1] += 1.0;
+    assert_int_equal(ildl_factor(h, v2), ILDL_ERR_NOT_SYMMETRIC);
+    assert_int_equal(ildl_solve(h, b, x), ILDL_ERR_CALL_ORDER);
+    memcpy(v2, A.val, sizeof(double) * nnz);
+    v2[0] = NAN;
+    assert_int_equal(ildl_factor(h, v2), ILDL_ERR_NAN_INF);
+    free(v2);
+    /* caller's arrays untouched by everything above */
+    assert_memory_equal(A.rowptr, C.rowptr, sizeof(int64_t) * (A.n + 1));
+    assert_memory_equal(A.col, C.col, sizeof(int32_t) * nnz);
+    assert_memory_equal(A.val, C.val, sizeof(double) * nnz);
+    ildl_destroy(h);
+    free(b); free(x);
+    ildl_csr_free(&A); ildl_csr_free(&C);
+}
+
+/* Solve, check the reported residual against one computed here, refactor with new values. */
+static void test_solve_and_refactor(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    kkt(300, 100, 11, &A);
+    int32_t n = A.n;
+    int64_t nnz = A.rowptr[n];
+    double *b = malloc(sizeof(double) * n), *x = calloc(n, sizeof(double)), *ones = malloc(sizeof(double) * n);
+    for (int32_t i = 0; i < n; i++) ones[i] = 1.0;
+    ildl_csr_matvec(&A, ones, b);
+    for (int piv = ILDL_PIVOT_NONE; piv <= ILDL_PIVOT_ROOK; piv++) {
+        ildl_options o;
+        ildl_options_default(&o);
+        o.backend = ILDL_BACKEND_CPU;
+        o.pivoting = piv;
+        ildl_handle *h = NULL;
+        assert_int_equal(ildl_setup(n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
+        assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+        int st = ildl_solve(h, b, x);
+        ildl_info info;
+        ildl_get_info(h, &info);
+        double r = true_residual(&A, x, b);
+        assert_true(fabs(r - info.true_residual) <= 1e-12 + 1e-6 * r);
+        assert_int_equal(st, ILDL_SUCCESS);
+        assert_true(info.converged);
+        assert_true(r <= o.tol);
+        assert_int_equal(info.backend, ILDL_BACKEND_CPU);
+        assert_int_equal(info.inertia_pos + info.inertia_neg + info.inertia_zero, n);
+        /* refactor: scale H by 2 (still symmetric) and solve again */
+        double *v2 = malloc(sizeof(double) * nnz);
+        for (int32_t i = 0; i < n; i++)
+            for (int64_t p = A.rowptr[i]; p < A.rowptr[i + 1]; p++)
+                v2[p] = (i < 300 && A.col[p] < 300) ? 2.0 * A.val[p] : A.val[p];
+        ildl_csr A2 = A;
+        A2.val = v2;
+        double *b2 = malloc(sizeof(double) * n);
+        ildl_csr_matvec(&A2, ones, b2);
+        assert_int_equal(ildl_factor(h, v2), ILDL_SUCCESS);
+        assert_int_equal(ildl_solve(h, b2, x), ILDL_SUCCESS);
+        assert_true(true_residual(&A2, x, b2) <= o.tol);
+        /* apply is the preconditioner: with a full factor and no dropping it is A^{-1} */
+        double *z = malloc(sizeof(double) * n);
+        assert_int_equal(ildl_apply(h, b2, z, ILDL_MEMORY_HOST, NULL), ILDL_SUCCESS);
+        for (int32_t i = 0; i < n; i++) assert_true(isfinite(z[i]));
+        free(z); free(v2); free(b2);
+        ildl_destroy(h);
+    }
+    free(b); free(x); free(ones);
+    ildl_csr_free(&A);
+}
+
+/* Full fill, no dropping: the preconditioner is exact and SQMR converges in <= 2 iterations. */
+static void test_exact_preconditioner(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    kkt(80, 30, 5, &A);
+    int32_t n = A.n;
+    ildl_options o;
+    ildl_options_default(&o);
+    o.backend = ILDL_BACKEND_CPU;
+    o.fill_level = 1000;
+    o.fill_factor = 0;
+    o.drop_tol = 0;
+    o.pivoting = ILDL_PIVOT_BK;
+    o.tol = 1e-10;
+    ildl_handle *h = NULL;
+    assert_int_equal(ildl_setup(n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    double *b = malloc(sizeof(double) * n), *x = calloc(n, sizeof(double));
+    for (int32_t i = 0; i < n; i++) b[i] = sin(i + 1.0);
+    assert_int_equal(ildl_solve(h, b, x), ILDL_SUCCESS);
+    ildl_info info;
+    ildl_get_info(h, &info);
+    assert_true(info.iterations <= 2);
+    assert_true(true_residual(&A, x, b) <= 1e-10);
+    assert_int_equal(info.inertia_pos, 80);
+    assert_int_equal(info.inertia_neg, 30);
+    ildl_destroy(h);
+    free(b); free(x);
+    ildl_csr_free(&A);
+}
+
+static void test_cuda_request_without_gpu(void **state)
+{
+    (void)state;
+    int64_t rp[3] = {0, 2, 4};
+    int32_t c[4] = {0, 1, 0, 1};
+    double v[4] = {1, 2, 2, -1};
+    ildl_options o;
+    ildl_options_default(&o);
+    o.backend = ILDL_BACKEND_CUDA;
+    ildl_handle *h = NULL;
+    int st = ildl_setup(2, rp, c, v, &o, &h);
+    if (st == ILDL_ERR_NO_DEVICE) {
+        assert_null(h);
+        assert_true(strlen(ildl_last_error(NULL)) > 0);
+    } else {
+        /* a GPU is present: the CUDA backend must then work */
+        assert_int_equal(st, ILDL_SUCCESS);
+        ildl_destroy(h);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_null_and_defaults),
+        cmocka_unit_test(test_bad_matrices),
+        cmocka_unit_test(test_call_order_and_untouched),
+        cmocka_unit_test(test_solve_and_refactor),
+        cmocka_unit_test(test_exact_preconditioner),
+        cmocka_unit_test(test_cuda_request_without_gpu),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,255 @@
+#define _POSIX_C_SOURCE 200809L
+/* test_cuda_factor.c -- the CUDA backend against the CPU reference: same pivots, same kept
+ * entries, values within 1e-13, bitwise identical GPU reruns, solves that agree, and the
+ * same SQMR iteration counts through the public API. Skipped (visibly) without a GPU. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "blockildl.h"
+#include "analyse/analyse.h"
+#include "cpu/factor.h"
+#include "cuda/cuda_backend.h"
+#include "io/mmio.h"
+#include "support/testutil.h"
+
+typedef struct factor_copy {
+    double *val, *d_diag, *d_off;
+    uint16_t *idx;
+    int64_t *off, *nnz;
+    int32_t *piv;
+    int8_t *piv_type;
+} factor_copy;
+
+static void copy_factor(const ildl_tiles *T, factor_copy *f)
+{
+    f->val = malloc(sizeof(double) * (size_t)T->total_cap);
+    f->idx = malloc(sizeof(uint16_t) * (size_t)T->total_cap);
+    f->off = malloc(sizeof(int64_t) * (size_t)T->ntiles);
+    f->nnz = malloc(sizeof(int64_t) * (size_t)T->ntiles);
+    f->piv = malloc(sizeof(int32_t) * (size_t)T->n);
+    f->piv_type = malloc((size_t)T->n);
+    f->d_diag = malloc(sizeof(double) * (size_t)T->n);
+    f->d_off = malloc(sizeof(double) * (size_t)T->n);
+    assert_non_null(f->val);
+    memcpy(f->val, T->val, sizeof(double) * (size_t)T->total_cap);
+    memcpy(f->idx, T->idx, sizeof(uint16_t) * (size_t)T->total_cap);
+    memcpy(f->off, T->off, sizeof(int64_t) * (size_t)T->ntiles);
+    memcpy(f->nnz, T->nnz, sizeof(int64_t) * (size_t)T->ntiles);
+    memcpy(f->piv, T->piv, sizeof(int32_t) * (size_t)T->n);
+    memcpy(f->piv_type, T->piv_type, (size_t)T->n);
+    memcpy(f->d_diag, T->d_diag, sizeof(double) * (size_t)T->n);
+    memcpy(f->d_off, T->d_off, sizeof(double) * (size_t)T->n);
+}
+
+static void free_factor(factor_copy *f)
+{
+    free(f->val); free(f->idx); free(f->off); free(f->nnz); free(f->piv); free(f->piv_type);
+    free(f->d_diag); free(f->d_off);
+}
+
+static double reldiff(double a, double b)
+{
+    double m = fmax(fabs(a), fabs(b));
+    return m == 0 ? 0 : fabs(a - b) / m;
+}
+
+/* Compare the factor in T with the copy f; returns the largest relative difference of
+ * stored values (entries below 1e-300 in both compared absolutely) and counts mismatches
+ * of the structure (pivots, counts, indices) in *structural. */
+static double compare(const ildl_tiles *T, const factor_copy *f, int64_t *structural)
+{
+    double worst = 0;
+    *structural = 0;
+    for (int32_t k = 0; k < T->n; k++) {
+        if (T->piv[k] != f->piv[k] || T->piv_type[k] != f->piv_type[k]) (*structural)++;
+        worst = fmax(worst, reldiff(T->d_diag[k], f->d_diag[k]));
+        worst = fmax(worst, reldiff(T->d_off[k], f->d_off[k]));
+    }
+    for (int64_t t = 0; t < T->ntiles; t++) {
+        if (T->off[t] != f->off[t] || T->nnz[t] != f->nnz[t]) { (*structural)++; continue; }
+        double tmax = 0;
+        for (int64_t e = 0; e < T->nnz[t]; e++) tmax = fmax(tmax, fabs(f->val[f->off[t] + e]));
+        for (int64_t e = 0; e < T->nnz[t]; e++) {
+            int64_t p = T->off[t] + e;
+            if (T->format[t] == ILDL_TILE_SPARSE && T->idx[p] != f->idx[p]) (*structural)++;
+            double d = fabs(T->val[p] - f->val[p]);
+            if (tmax > 0) worst = fmax(worst, d / tmax);
+        }
+    }
+    return worst;
+}
+
+typedef struct run_stats { double worst; int64_t structural; int bitwise; double solve_diff; } run_stats;
+
+/* Analyse A with o, factor on CPU and twice on GPU, compare; 0 if no GPU. */
+static int agree(const ildl_csr *A, const ildl_options *o, run_stats *rs)
+{
+    ildl_analysis an;
+    char msg[256] = "";
+    assert_int_equal(ildl_analyse(A, NULL, o, &an, msg, sizeof msg), ILDL_SUCCESS);
+    ildl_tiles *T = &an.tiles;
+    ildl_tiles_load_values(T, A->val, an.scale);
+    ildl_factor_params fp = {o->pivoting, o->drop_tol, o->pivot_tol, o->pivot_perturb,
+                             ILDL_LEFTOVER_SCAN, NULL, 0};
+    ildl_factor_stats cs, gs;
+    assert_int_equal(ildl_cpu_factor(T, &fp, &cs), ILDL_SUCCESS);
+    factor_copy cpu, gpu1;
+    copy_factor(T, &cpu);
+    int32_t n = T->n;
+    double *y = malloc(sizeof(double) * n), *yc = malloc(sizeof(double) * n);
+    uint64_t seed = 42;
+    for (int32_t k = 0; k < n; k++) y[k] = yc[k] = 2 * ildl_test_rand(&seed) - 1;
+    ildl_cpu_solve(T, yc);
+
+    ildl_cuda_ctx *c = NULL;
+    assert_int_equal(ildl_cuda_create(T, A, 0, &c, msg, sizeof msg), ILDL_SUCCESS);
+    assert_int_equal(ildl_cuda_factor(c, T, &fp, &gs, msg, sizeof msg), ILDL_SUCCESS);
+    assert_int_equal(ildl_cuda_download_factor(c, T), ILDL_SUCCESS);
+    rs->worst = compare(T, &cpu, &rs->structural);
+    assert_int_equal(gs.n2x2, cs.n2x2);
+    assert_int_equal(gs.nperturbed, cs.nperturbed);
+    assert_int_equal(gs.inertia_pos, cs.inertia_pos);
+    assert_int_equal(gs.inertia_neg, cs.inertia_neg);
+    copy_factor(T, &gpu1);
+    /* solve with the GPU factor on the GPU vs the CPU reference solve with the CPU factor */
+    assert_int_equal(ildl_cuda_solve_factored(c, y), ILDL_SUCCESS);
+    double num = 0, den = 0;
+    for (int32_t k = 0; k < n; k++) { num += (y[k] - yc[k]) * (y[k] - yc[k]); den += yc[k] * yc[k]; }
+    rs->solve_diff = sqrt(num / (den > 0 ? den : 1));
+    /* a second GPU factorization is bitwise identical */
+    assert_int_equal(ildl_cuda_factor(c, T, &fp, &gs, msg, sizeof msg), ILDL_SUCCESS);
+    assert_int_equal(ildl_cuda_download_factor(c, T), ILDL_SUCCESS);
+    rs->bitwise = memcmp(T->val, gpu1.val, sizeof(double) * (size_t)T->total_cap) == 0 &&
+                  memcmp(T->d_diag, gpu1.d_diag, sizeof(double) * (size_t)n) == 0 &&
+                  memcmp(T->idx, gpu1.idx, sizeof(uint16_t) * (size_t)T->total_cap) == 0;
+    ildl_cuda_destroy(c);
+    free_factor(&cpu);
+    free_factor(&gpu1);
+    free(y); free(yc);
+    ildl_analysis_free(&an);
+    return 1;
+}
+
+static int have_gpu(void)
+{
+    if (ildl_cuda_device_count() > 0) return 1;
+    printf("SKIP: no CUDA device: GPU agreement tests not run\n");
+    return 0;
+}
+
+static void test_generated(void **state)
+{
+    (void)state;
+    if (!have_gpu()) { skip(); return; }
+    ildl_csr A;
+    ildl_test_random_sym(600, 6, 2.0, 0.3, 7, &A);
+    for (int piv = ILDL_PIVOT_NONE; piv <= ILDL_PIVOT_ROOK; piv++) {
+        ildl_options o;
+        ildl_options_default(&o);
+        o.pivoting = piv;
+        o.fill_factor = 2; /* small capacities: exercises keep-largest and leftover grants */
+        o.drop_tol = 1e-3;
+        run_stats rs;
+        agree(&A, &o, &rs);
+        printf("generated n=600 pivot=%d: worst rel diff %.2e, structural %lld, bitwise %d, solve %.2e\n",
+               piv, rs.worst, (long long)rs.structural, rs.bitwise, rs.solve_diff);
+        assert_int_equal(rs.structural, 0);
+        assert_true(rs.worst <= 1e-13);
+        assert_true(rs.bitwise);
+        assert_true(rs.solve_diff <= 1e-12);
+    }
+    ildl_csr_free(&A);
+}
+
+static int cmpstr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Every shared matrix, default options (and BK), factor agreement. */
+static void test_shared(void **state)
+{
+    (void)state;
+    if (!have_gpu()) { skip(); return; }
+    const char *dir = ildl_test_matrices_dir();
+    DIR *d = opendir(dir);
+    if (!d) { printf("SKIP: %s not found\n", dir); skip(); return; }
+    char *names[256];
+    int nn = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && nn < 256) {
+        size_t l = strlen(e->d_name);
+        if (l > 7 && strcmp(e->d_name + l - 7, ".mtx.gz") == 0) names[nn++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)nn, sizeof(char *), cmpstr);
+    int failures = 0;
+    printf("%-40s %6s %9s %6s %4s %9s\n", "matrix", "pivot", "worst", "struct", "bit", "solve");
+    for (int k = 0; k < nn; k++) {
+        char path[4096], msg[256];
+        snprintf(path, sizeof path, "%s/%s", dir, names[k]);
+        ildl_csr A;
+        if (ildl_mm_read(path, &A, msg, sizeof msg) != ILDL_SUCCESS) { free(names[k]); continue; }
+        for (int piv = ILDL_PIVOT_BK; piv <= ILDL_PIVOT_ROOK; piv++) {
+            ildl_options o;
+            ildl_options_default(&o);
+            o.pivoting = piv;
+            run_stats rs;
+            agree(&A, &o, &rs);
+            int ok = rs.structural == 0 && rs.worst <= 1e-13 && rs.bitwise && rs.solve_diff <= 1e-11;
+            printf("%-40s %6s %9.2e %6lld %4d %9.2e%s\n", names[k], piv == ILDL_PIVOT_BK ? "bk" : "rook",
+                   rs.worst, (long long)rs.structural, rs.bitwise, rs.solve_diff, ok ? "" : "  MISMATCH");
+            failures += !ok;
+        }
+        ildl_csr_free(&A);
+        free(names[k]);
+    }
+    assert_int_equal(failures, 0);
+}
+
+/* Through the public API: CPU and CUDA backends take the same number of SQMR iterations. */
+static void test_api_iterations(void **state)
+{
+    (void)state;
+    if (!have_gpu()) { skip(); return; }
+    ildl_csr A;
+    ildl_test_random_sym(800, 6, 3.0, 0.2, 9, &A);
+    double *b = malloc(sizeof(double) * A.n), *x = malloc(sizeof(double) * A.n), *ones = malloc(sizeof(double) * A.n);
+    for (int32_t i = 0; i < A.n; i++) ones[i] = 1;
+    ildl_csr_matvec(&A, ones, b);
+    int iters[2];
+    double res[2];
+    for (int be = 0; be < 2; be++) {
+        ildl_options o;
+        ildl_options_default(&o);
+        o.backend = be ? ILDL_BACKEND_CUDA : ILDL_BACKEND_CPU;
+        ildl_handle *h = NULL;
+        assert_int_equal(ildl_setup(A.n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
+        assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+        ildl_solve(h, b, x);
+        ildl_info info;
+        ildl_get_info(h, &info);
+        assert_int_equal(info.backend, o.backend);
+        iters[be] = info.iterations;
+        res[be] = info.true_residual;
+        ildl_destroy(h);
+    }
+    printf("SQMR iterations cpu %d (%.2e) cuda %d (%.2e)\n", iters[0], res[0], iters[1], res[1]);
+    assert_int_equal(iters[0], iters[1]);
+    free(b); free(x); free(ones);
+    ildl_csr_free(&A);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_generated),
+        cmocka_unit_test(test_api_iterations),
+        cmocka_unit_test(test_shared),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

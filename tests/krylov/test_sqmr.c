@@ -1,0 +1,627 @@
+/* test_sqmr.c -- SQMR: convergence on SPD and indefinite systems, honest stopping (the
+ * reported residual is the true residual of the returned x), breakdown and error paths. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include "support/testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "blockildl.h"
+#include "krylov/sqmr.h"
+
+/* ------------------------------------------------------------------ helpers */
+
+static const double PI = 3.14159265358979323846;
+
+static void csr_mv(void *ctx, const double *x, double *y) { ildl_csr_matvec(ctx, x, y); }
+
+/* ||b - A x|| / ||b|| on the dense copy D (computed independently of the solver) */
+static double dense_relres(int32_t n, const double *D, const double *b, const double *x)
+{
+    double rr = 0.0, bb = 0.0;
+    for (int32_t i = 0; i < n; i++) {
+        double s = b[i];
+        for (int32_t j = 0; j < n; j++) s -= D[(size_t)i * n + j] * x[j];
+        rr += s * s;
+        bb += b[i] * b[i];
+    }
+    return bb == 0.0 ? sqrt(rr) : sqrt(rr / bb);
+}
+
+static int all_finite(int32_t n, const double *x)
+{
+    for (int32_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return 0;
+    return 1;
+}
+
+static void rand_vec(int32_t n, uint64_t seed, double *v)
+{
+    uint64_t s = seed;
+    for (int32_t i = 0; i < n; i++) v[i] = 2.0 * ildl_test_rand(&s) - 1.0;
+}
+
+static double diag_entry(const ildl_csr *A, int32_t i)
+{
+    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+        if (A->col[p] == i) return A->val[p];
+    return 0.0;
+}
+
+/* Random symmetric indefinite matrix with a strong diagonal of random signs: the diagonal of
+ * ildl_test_random_sym pushed 10 away from zero, keeping its sign. */
+static void strong_indefinite(int32_t n, uint64_t seed, ildl_csr *A)
+{
+    ildl_test_random_sym(n, 4, 20.0, 0.0, seed, A);
+    for (int32_t i = 0; i < n; i++)
+        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+            if (A->col[p] == i) A->val[p] += A->val[p] < 0.0 ? -10.0 : 10.0;
+}
+
+static ildl_sqmr_params default_params(double tol, int max_iter)
+{
+    ildl_sqmr_params p;
+    memset(&p, 0, sizeof p);
+    p.tol = tol;
+    p.max_iter = max_iter;
+    p.check_every = 1;
+    return p;
+}
+
+/* Jacobi: z = r ./ diag(A) (diag may have mixed signs: symmetric indefinite M) */
+typedef struct { int32_t n; double *dinv; } jacobi;
+
+static void jacobi_init(const ildl_csr *A, jacobi *J)
+{
+    J->n = A->n;
+    J->dinv = malloc(sizeof(double) * (size_t)A->n);
+    assert_non_null(J->dinv);
+    for (int32_t i = 0; i < A->n; i++) {
+        double d = diag_entry(A, i);
+        assert_true(d != 0.0);
+        J->dinv[i] = 1.0 / d;
+    }
+}
+
+static int jacobi_apply(void *ctx, const double *r, double *z)
+{
+    jacobi *J = ctx;
+    for (int32_t i = 0; i < J->n; i++) z[i] = J->dinv[i] * r[i];
+    return ILDL_SUCCESS;
+}
+
+/* Dense LU with partial pivoting, for an exact preconditioner M^{-1} = A^{-1}. */
+typedef struct { int32_t n; double *LU; int32_t *piv; } dense_lu;
+
+static void lu_factor(int32_t n, const double *D, dense_lu *F)
+{
+    F->n = n;
+    F->LU = malloc(sizeof(double) * (size_t)n * n);
+    F->piv = malloc(sizeof(int32_t) * (size_t)n);
+    assert_non_null(F->LU);
+    assert_non_null(F->piv);
+    memcpy(F->LU, D, sizeof(double) * (size_t)n * n);
+    double *a = F->LU;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t p = k;
+        for (int32_t i = k + 1; i < n; i++)
+            if (fabs(a[(size_t)i * n + k]) > fabs(a[(size_t)p * n + k])) p = i;
+        assert_true(a[(size_t)p * n + k] != 0.0);
+        F->piv[k] = p;
+        if (p != k)
+            for (int32_t j = 0; j < n; j++) {
+                double t = a[(size_t)k * n + j];
+                a[(size_t)k * n + j] = a[(size_t)p * n + j];
+                a[(size_t)p * n + j] = t;
+            }
+        for (int32_t i = k + 1; i < n; i++) {
+            double l = a[(size_t)i * n + k] /= a[(size_t)k * n + k];
+            for (int32_t j = k + 1; j < n; j++) a[(size_t)i * n + j] -= l * a[(size_t)k * n + j];
+        }
+    }
+}
+
+static int lu_apply(void *ctx, const double *r, double *z)
+{
+    dense_lu *F = ctx;
+    int32_t n = F->n;
+    const double *a = F->LU;
+    memcpy(z, r, sizeof(double) * (size_t)n);
+    for (int32_t k = 0; k < n; k++) {
+        double t = z[k];
+        z[k] = z[F->piv[k]];
+        z[F->piv[k]] = t;
+    }
+    for (int32_t i = 0; i < n; i++)
+        for (int32_t j = 0; j < i; j++) z[i] -= a[(size_t)i * n + j] * z[j];
+    for (int32_t i = n - 1; i >= 0; i--) {
+        for (int32_t j = i + 1; j < n; j++) z[i] -= a[(size_t)i * n + j] * z[j];
+        z[i] /= a[(size_t)i * n + i];
+    }
+    return ILDL_SUCCESS;
+}
+
+/* Solve A x = b and check the contract common to every outcome: the reported true residual
+ * is the true residual of the returned x, and success <=> that residual meets tol. */
+static int solve_checked(const ildl_csr *A, const double *D, ildl_precond_fn pf, void *pctx,
+                         const double *b, double *x, const ildl_sqmr_params *prm,
+                         ildl_sqmr_result *res)
+{
+    int st = ildl_sqmr(A->n, csr_mv, (void *)A, pf, pctx, b, x, prm, res);
+    assert_true(all_finite(A->n, x));
+    double rr = dense_relres(A->n, D, b, x);
+    assert_true(fabs(rr - res->true_residual) <= 1e-10 * rr + 1e-15);
+    assert_int_equal(res->converged, rr <= prm->tol);
+    if (st == ILDL_SUCCESS) assert_true(rr <= prm->tol);
+    return st;
+}
+
+/* ------------------------------------------------------------------ tests */
+
+/* progress callback keeping the smallest estimate seen */
+static void min_est_cb(void *ctx, int iter, double est)
+{
+    (void)iter;
+    double *m = ctx;
+    if (est < *m) *m = est;
+}
+
+/* (a) SPD Laplacian, identity and Jacobi preconditioners */
+static void test_spd_laplacian(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    ildl_test_laplace2d(20, 0.0, &A);
+    int32_t n = A.n;
+    double *D = ildl_test_dense(&A);
+    double *b = malloc(sizeof(double) * n), *x = malloc(sizeof(double) * n);
+    rand_vec(n, 11, b);
+    jacobi J;
+    jacobi_init(&A, &J);
+    ildl_sqmr_params prm = default_params(1e-10, 1000);
+    ildl_sqmr_result res;
+
+    int st = solve_checked(&A, D, NULL, NULL, b, x, &prm, &res);
+    assert_int_equal(st, ILDL_SUCCESS);
+    assert_int_equal(res.converged, 1);
+    assert_true(dense_relres(n, D, b, x) <= 1e-10);
+    assert_true(res.iterations > 0 && res.iterations < 1000);
+
+    prm.check_every = 3;
+    st = solve_checked(&A, D, jacobi_apply, &J, b, x, &prm, &res);
+    assert_int_equal(st, ILDL_SUCCESS);
+    assert_true(dense_relres(n, D, b, x) <= 1e-10);
+
+    free(J.dinv); free(b); free(x); free(D);
+    ildl_csr_free(&A);
+}
+
+/* (b) indefinite shifted Laplacian with the exact inverse as preconditioner */
+static void test_indefinite_exact_prec(void **state)
+{
+    (void)state;
+    const int32_t m = 8;
+    ildl_csr A;
+    ildl_test_laplace2d(m, 0.5, &A);
+    int32_t n = A.n;
+    double *D = ildl_test_dense(&A);
+    /* indefinite: the smooth mode has a negative Rayleigh quotient, a unit vector a positive one */
+    double *v = malloc(sizeof(double) * n), *Av = malloc(sizeof(double) * n);
+    for (int32_t y = 0; y < m; y++)
+        for (int32_t xg = 0; xg < m; xg++)
+            v[y * m + xg] = sin(PI * (xg + 1) / (m + 1)) * sin(PI * (y + 1) / (m + 1));
+    ildl_csr_matvec(&A, v, Av);
+    double vav = 0.0;
+    for (int32_t i = 0; i < n; i++) vav += v[i] * Av[i];
+    assert_true(vav < 0.0);
+    assert_true(diag_entry(&A, 0) > 0.0);
+
+    dense_lu F;
+    lu_factor(n, D, &F);
+    double *b = malloc(sizeof(double) * n), *x = malloc(sizeof(double) * n);
+    rand_vec(n, 5, b);
+    ildl_sqmr_params prm = default_params(1e-10, 50);
+    ildl_sqmr_result res;
+    int st = solve_checked(&A, D, lu_apply, &F, b, x, &prm, &res);
+    assert_int_equal(st, ILDL_SUCCESS);
+    assert_true(res.iterations >= 1 && res.iterations <= 2);
+
+    /* and without a preconditioner it still converges (indefinite A, SQMR not CG) */
+    prm.max_iter = 2000;
+    st = solve_checked(&A, D, NULL, NULL, b, x, &prm, &res);
+    assert_int_equal(st, ILDL_SUCCESS);
+
+    free(F.LU); free(F.piv); free(v); free(Av); free(b); free(x); free(D);
+    ildl_csr_free(&A);
+}
+
+/* (c) symmetric indefinite M = diag(A) with mixed signs on a random indefinite matrix */
+static void test_indefinite_jacobi(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    strong_indefinite(300, 42, &A);
+    int32_t n = A.n, npos = 0, nneg = 0;
+    for (int32_t i = 0; i < n; i++) {
+        if (diag_entry(&A, i) > 0.0) npos++;
+        else nneg++;
+    }
+    assert_true(npos > 10 && nneg > 10);
+    double *D = ildl_test_dense(&A);
+    jacobi J;
+    jacobi_init(&A, &J);
+    double *b = malloc(sizeof(double) * n), *x = malloc(sizeof(double) * n);
+    rand_vec(n, 9, b);
+    ildl_sqmr_params prm = default_params(1e-10, 500);
+    ildl_sqmr_result res;
+    int st = solve_checked(&A, D, jacobi_apply, &J, b, x, &prm, &res);
+    assert_int_equal(st, ILDL_SUCCESS);
+    assert_true(res.true_residual <= 1e-10);
+    free(J.dinv); free(b); free(x); free(D);
+    ildl_csr_free(&A);
+}
+
+/* (d) known solution x* = ones */
+static void test_known_solution(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    ildl_test_laplace2d(20, 0.0, &A);
+    int32_t n = A.n;
+    double *D = ildl_test_dense(&A);
+    double *xs = malloc(sizeof(double) * n), *b = malloc(sizeof(double) * n);
+    double *x = malloc(sizeof(double) * n);
+    for (int32_t i = 0; i < n; i++) xs[i] = 1.0;
+    for (int32_t i = 0; i < n; i++) {
+        b[i] = 0.0;
+        for (int32_t j = 0; j < n; j++) b[i] += D[(size_t)i * n + j] * xs[j];
+    }
+    jacobi J;
+    jacobi_init(&A, &J);
+    ildl_sqmr_params prm = default_params(1e-12, 1000);
+    ildl_sqmr_result res;
+    int st = solve_checked(&A, D, jacobi_apply, &J, b, x, &prm, &res);
+    assert_int_equal(st, ILDL_SUCCESS);
+    double err = 0.0;
+    for (int32_t i = 0; i < n; i++) err = fmax(err, fabs(x[i] - 1.0));
+    assert_true(err < 1e-8); /* cond(A) ~ 2e2 */
+    free(J.dinv); free(xs); free(b); free(x); free(D);
+    ildl_csr_free(&A);
+}
+
+/* (e) too few iterations: not converged, and the reported residual is the true one. An
+ * indefinite M is used because with M = c I the estimate tau equals the true residual. */
+static void test_max_iter_honest(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    strong_indefinite(300, 43, &A);
+    int32_t n = A.n;
+    double *D = ildl_test_dense(&A);
+    double *b = malloc(sizeof(double) * n), *x = malloc(sizeof(double) * n);
+    rand_vec(n, 3, b);
+    jacobi J;
+    jacobi_init(&A, &J);
+    ildl_sqmr_params prm = default_params(1e-10, 3);
+    ildl_sqmr_result res;
+    int st = solve_checked(&A, D, jacobi_apply, &J, b, x, &prm, &res);
+    assert_int_equal(st, ILDL_ERR_NOT_CONVERGED);
+    assert_int_equal(res.converged, 0);
+    assert_int_equal(res.iterations, 3);
+    double rr = dense_relres(n, D, b, x);
+    assert_true(rr > 1e-10 && rr < 1.0); /* some progress, not converged */
+    assert_true(fabs(rr - res.true_residual) <= 1e-12 * rr);
+
+    /* max_iter = 0 returns x0 = 0 with residual exactly 1 */
+    prm.max_iter = 0;
+    st = solve_checked(&A, D, jacobi_apply, &J, b, x, &prm, &res);
+    assert_int_equal(st, ILDL_ERR_NOT_CONVERGED);
+    assert_int_equal(res.iterations, 0);
+    for (int32_t i = 0; i < n; i++) assert_true(x[i] == 0.0);
+    free(J.dinv); free(b); free(x); free(D);
+    ildl_csr_free(&A);
+}
+
+/* unattainable tol: the solver must neither claim success nor lose its best iterate */
+static void test_unattainable_tol(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    ildl_test_laplace2d(20, 0.0, &A);
+    int32_t n = A.n;
+    double *D = ildl_test_dense(&A);
+    double *b = malloc(sizeof(double) * n), *x = malloc(sizeof(double) * n);
+    rand_vec(n, 21, b);
+    ildl_sqmr_params prm = default_params(1e-30, 3000);
+    ildl_sqmr_result res;
+    int st = solve_checked(&A, D, NULL, NULL, b, x, &prm, &res);
+    assert_int_equal(st, ILDL_ERR_NOT_CONVERGED);
+    assert_int_equal(res.converged, 0);
+    assert_true(res.true_residual < 1e-12); /* the best iterate is near machine accuracy */
+    free(b); free(x); free(D);
+    ildl_csr_free(&A);
+}
+
+/* An inexact matvec (relative noise 1e-7, like a faulty low-precision kernel) decouples the
+ * recurrence from the iterate: the estimate keeps falling far below tol while no iterate can
+ * reach it. The solver must not claim convergence, and must stop before max_iter. */
+typedef struct { const ildl_csr *A; double eps; uint64_t seed; } noisy_op;
+
+static void noisy_mv(void *ctx, const double *x, double *y)
+{
+    noisy_op *op = ctx;
+    ildl_csr_matvec(op->A, x, y);
+    double nx = 0.0;
+    for (int32_t i = 0; i < op->A->n; i++) nx += x[i] * x[i];
+    nx = sqrt(nx);
+    for (int32_t i = 0; i < op->A->n; i++)
+        y[i] += op->eps * nx * (2.0 * ildl_test_rand(&op->seed) - 1.0);
+}
+
+static void test_inexact_matvec_honest(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    ildl_test_laplace2d(20, 0.0, &A);
+    int32_t n = A.n;
+    double *D = ildl_test_dense(&A);
+    double *b = malloc(sizeof(double) * n), *x = malloc(sizeof(double) * n);
+    rand_vec(n, 13, b);
+    noisy_op op = {&A, 1e-7, 99};
+    double min_est = 1.0;
+    ildl_sqmr_params prm = default_params(1e-10, 3000);
+    prm.progress = min_est_cb;
+    prm.progress_ctx = &min_est;
+    ildl_sqmr_result res;
+    int st = ildl_sqmr(n, noisy_mv, &op, NULL, NULL, b, x, &prm, &res);
+    double rr = dense_relres(n, D, b, x);
+    assert_true(min_est < 1e-10); /* the recurrence did believe it had converged */
+    assert_true(rr > 1e-10);
+    assert_int_not_equal(st, ILDL_SUCCESS);
+    assert_int_equal(res.converged, 0);
+    assert_true(res.true_residual > 1e-10);
+    assert_true(rr < 1e-4);                 /* a good iterate is returned nevertheless */
+    assert_true(res.iterations < 3000);     /* stagnation is detected */
+    assert_true(all_finite(n, x));
+    free(b); free(x); free(D);
+    ildl_csr_free(&A);
+}
+
+/* a non-symmetric "preconditioner" breaks SQMR's assumptions; whatever it reports must be true */
+static int skew_prec(void *ctx, const double *r, double *z)
+{
+    int32_t n = *(int32_t *)ctx;
+    for (int32_t i = 0; i < n; i++) z[i] = r[i] + (i + 1 < n ? 0.9 * r[i + 1] : 0.0);
+    return ILDL_SUCCESS;
+}
+
+static void test_nonsymmetric_prec_honest(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    ildl_test_random_sym(200, 4, 3.0, 0.0, 7, &A);
+    int32_t n = A.n;
+    double *D = ildl_test_dense(&A);
+    double *b = malloc(sizeof(double) * n), *x = malloc(sizeof(double) * n);
+    rand_vec(n, 2, b);
+    for (int check = 1; check <= 4; check += 3) {
+        ildl_sqmr_params prm = default_params(1e-8, 300);
+        prm.check_every = check;
+        ildl_sqmr_result res;
+        int st = solve_checked(&A, D, skew_prec, &n, b, x, &prm, &res);
+        assert_true(st == ILDL_SUCCESS || st == ILDL_ERR_NOT_CONVERGED ||
+                    st == ILDL_ERR_BREAKDOWN);
+    }
+    free(b); free(x); free(D);
+    ildl_csr_free(&A);
+}
+
+/* (f) b = 0 gives x = 0 without iterating, even from a nonzero guess */
+static void test_zero_rhs(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    ildl_test_laplace2d(5, 0.0, &A);
+    int32_t n = A.n;
+    double *b = calloc(n, sizeof(double)), *x = malloc(sizeof(double) * n);
+    for (int32_t i = 0; i < n; i++) x[i] = 3.0;
+    ildl_sqmr_params prm = default_params(1e-10, 100);
+    prm.use_x0 = 1;
+    ildl_sqmr_result res;
+    int st = ildl_sqmr(n, csr_mv, &A, NULL, NULL, b, x, &prm, &res);
+    assert_int_equal(st, ILDL_SUCCESS);
+    assert_int_equal(res.converged, 1);
+    assert_int_equal(res.iterations, 0);
+    assert_true(res.true_residual == 0.0);
+    for (int32_t i = 0; i < n; i++) assert_true(x[i] == 0.0);
+    free(b); free(x);
+    ildl_csr_free(&A);
+}
+
+/* (g) an exact initial guess needs at most one iteration; a rough one is improved */
+static void test_use_x0(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    ildl_test_laplace2d(12, 0.0, &A);
+    int32_t n = A.n;
+    double *D = ildl_test_dense(&A);
+    double *xs = malloc(sizeof(double) * n), *b = malloc(sizeof(double) * n);
+    double *x = malloc(sizeof(double) * n);
+    rand_vec(n, 17, xs);
+    for (int32_t i = 0; i < n; i++) {
+        b[i] = 0.0;
+        for (int32_t j = 0; j < n; j++) b[i] += D[(size_t)i * n + j] * xs[j];
+    }
+    memcpy(x, xs, sizeof(double) * n);
+    ildl_sqmr_params prm = default_params(1e-10, 100);
+    prm.use_x0 = 1;
+    ildl_sqmr_result res;
+    int st = solve_checked(&A, D, NULL, NULL, b, x, &prm, &res);
+    assert_int_equal(st, ILDL_SUCCESS);
+    assert_true(res.iterations <= 1);
+
+    /* a perturbed guess converges, and takes fewer iterations than starting from zero */
+    for (int32_t i = 0; i < n; i++) x[i] = xs[i] * (1.0 + 1e-6 * (i % 3 - 1));
+    st = solve_checked(&A, D, NULL, NULL, b, x, &prm, &res);
+    assert_int_equal(st, ILDL_SUCCESS);
+    int it_warm = res.iterations;
+    prm.use_x0 = 0;
+    st = solve_checked(&A, D, NULL, NULL, b, x, &prm, &res);
+    assert_int_equal(st, ILDL_SUCCESS);
+    assert_true(it_warm < res.iterations);
+    free(xs); free(b); free(x); free(D);
+    ildl_csr_free(&A);
+}
+
+/* (h) a preconditioner error aborts the solve and is returned */
+typedef struct { int calls, fail_at; int32_t n; } failing;
+
+static int failing_prec(void *ctx, const double *r, double *z)
+{
+    failing *f = ctx;
+    if (++f->calls >= f->fail_at) return ILDL_ERR_DEVICE;
+    memcpy(z, r, sizeof(double) * (size_t)f->n);
+    return ILDL_SUCCESS;
+}
+
+static void test_prec_error(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    ildl_test_laplace2d(10, 0.0, &A);
+    int32_t n = A.n;
+    double *D = ildl_test_dense(&A);
+    double *b = malloc(sizeof(double) * n), *x = malloc(sizeof(double) * n);
+    rand_vec(n, 8, b);
+    ildl_sqmr_params prm = default_params(1e-10, 100);
+    ildl_sqmr_result res;
+    for (int fail_at = 1; fail_at <= 4; fail_at += 3) {
+        failing f = {0, fail_at, n};
+        int st = solve_checked(&A, D, failing_prec, &f, b, x, &prm, &res);
+        assert_int_equal(st, ILDL_ERR_DEVICE);
+        assert_int_equal(f.calls, fail_at); /* no call after the failure */
+        assert_int_equal(res.converged, 0);
+    }
+    free(b); free(x); free(D);
+    ildl_csr_free(&A);
+}
+
+/* a preconditioner that starts returning NaN: breakdown, with a finite best iterate */
+static int nan_prec(void *ctx, const double *r, double *z)
+{
+    failing *f = ctx;
+    memcpy(z, r, sizeof(double) * (size_t)f->n);
+    if (++f->calls >= f->fail_at) z[f->n / 2] = NAN;
+    return ILDL_SUCCESS;
+}
+
+static void test_nan_breakdown(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    ildl_test_laplace2d(10, 0.0, &A);
+    int32_t n = A.n;
+    double *D = ildl_test_dense(&A);
+    double *b = malloc(sizeof(double) * n), *x = malloc(sizeof(double) * n);
+    rand_vec(n, 4, b);
+    ildl_sqmr_params prm = default_params(1e-10, 100);
+    ildl_sqmr_result res;
+    failing f = {0, 5, n};
+    int st = solve_checked(&A, D, nan_prec, &f, b, x, &prm, &res);
+    assert_int_equal(st, ILDL_ERR_BREAKDOWN);
+    assert_true(res.true_residual < 1.0); /* four good steps were kept */
+    free(b); free(x); free(D);
+    ildl_csr_free(&A);
+}
+
+/* (i) A = [[0,1],[1,0]], b = e1: q^T A q = 0 at the first step */
+static void test_breakdown(void **state)
+{
+    (void)state;
+    int32_t ti[] = {0}, tj[] = {1};
+    double tv[] = {1.0};
+    ildl_csr A;
+    ildl_test_csr_from_triplets(2, 1, ti, tj, tv, &A);
+    double *D = ildl_test_dense(&A);
+    double b[2] = {1.0, 0.0}, x[2] = {7.0, 7.0};
+    ildl_sqmr_params prm = default_params(1e-10, 10);
+    ildl_sqmr_result res;
+    int st = solve_checked(&A, D, NULL, NULL, b, x, &prm, &res);
+    assert_int_equal(st, ILDL_ERR_BREAKDOWN);
+    assert_int_equal(res.converged, 0);
+    assert_true(x[0] == 0.0 && x[1] == 0.0);
+    assert_true(fabs(res.true_residual - 1.0) < 1e-15);
+    free(D);
+    ildl_csr_free(&A);
+}
+
+/* progress is reported once per iteration with a finite estimate */
+typedef struct { int calls, last_iter, ok; } progress_log;
+
+static void progress_cb(void *ctx, int iter, double est)
+{
+    progress_log *p = ctx;
+    p->calls++;
+    if (iter != p->last_iter + 1 || !isfinite(est) || est < 0.0) p->ok = 0;
+    p->last_iter = iter;
+}
+
+static void test_progress_and_args(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    ildl_test_laplace2d(10, 0.0, &A);
+    int32_t n = A.n;
+    double *D = ildl_test_dense(&A);
+    double *b = malloc(sizeof(double) * n), *x = malloc(sizeof(double) * n);
+    rand_vec(n, 6, b);
+    progress_log log = {0, 0, 1};
+    ildl_sqmr_params prm = default_params(1e-10, 200);
+    prm.progress = progress_cb;
+    prm.progress_ctx = &log;
+    ildl_sqmr_result res;
+    int st = solve_checked(&A, D, NULL, NULL, b, x, &prm, &res);
+    assert_int_equal(st, ILDL_SUCCESS);
+    assert_int_equal(log.calls, res.iterations);
+    assert_int_equal(log.ok, 1);
+
+    /* invalid arguments leave x untouched */
+    for (int32_t i = 0; i < n; i++) x[i] = 5.0;
+    prm.check_every = 0;
+    assert_int_equal(ildl_sqmr(n, csr_mv, &A, NULL, NULL, b, x, &prm, &res),
+                     ILDL_ERR_INVALID_OPTION);
+    prm.check_every = 1;
+    assert_int_equal(ildl_sqmr(n, NULL, &A, NULL, NULL, b, x, &prm, &res),
+                     ILDL_ERR_NULL_ARGUMENT);
+    assert_int_equal(ildl_sqmr(n, csr_mv, &A, NULL, NULL, b, x, NULL, &res),
+                     ILDL_ERR_NULL_ARGUMENT);
+    for (int32_t i = 0; i < n; i++) assert_true(x[i] == 5.0);
+    free(b); free(x); free(D);
+    ildl_csr_free(&A);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spd_laplacian),
+        cmocka_unit_test(test_indefinite_exact_prec),
+        cmocka_unit_test(test_indefinite_jacobi),
+        cmocka_unit_test(test_known_solution),
+        cmocka_unit_test(test_max_iter_honest),
+        cmocka_unit_test(test_unattainable_tol),
+        cmocka_unit_test(test_inexact_matvec_honest),
+        cmocka_unit_test(test_nonsymmetric_prec_honest),
+        cmocka_unit_test(test_zero_rhs),
+        cmocka_unit_test(test_use_x0),
+        cmocka_unit_test(test_prec_error),
+        cmocka_unit_test(test_nan_breakdown),
+        cmocka_unit_test(test_breakdown),
+        cmocka_unit_test(test_progress_and_args),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
