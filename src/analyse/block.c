@@ -13,7 +13,13 @@
 #include "core/util.h"
 
 #define BLOCK_MAX_BS 32
-#define BR_MAX_LEVELS 10
+/* BR stops lowering its threshold below min(threshold, BR_MIN_THRESHOLD), after
+ * BR_MAX_LEVELS threshold steps, or once the mean block has BR_FULL * max_bs rows. */
+#ifndef BR_MIN_THRESHOLD
+#define BR_MIN_THRESHOLD 0.1
+#endif
+#define BR_MAX_LEVELS 40
+#define BR_FULL 0.75
 
 /* ---------------------------------------------------------------- shared checks */
 
@@ -262,11 +268,13 @@ static int sorted_has(const int32_t *ci, int64_t lo, int64_t hi, int32_t j)
 
 /* One level of Saad's greedy grouping on G: each unassigned vertex i (in order) starts a
  * group and takes the unassigned vertices j with cos(P_i, P_j) >= t, most similar first,
- * while the summed weight stays <= cap. map[v] receives the group, *ng the group count.
+ * while the summed weight stays <= cap. map[v] receives the group, *ng the group count,
+ * *below the largest similarity < t of a pair that would fit under cap on its own (-1 if
+ * none): when nothing merges, no threshold above *below can merge anything either.
  * Candidates come from the pattern of G*G' row i; columns longer than dense_lim are not
  * walked (that would be quadratic) but still counted for the candidates found otherwise. */
 static int br_group(const bgraph *G, double t, int cap, int64_t dense_lim, int32_t *map,
-                    int32_t *ng)
+                    int32_t *ng, double *below)
 {
     int st = ILDL_SUCCESS;
     int32_t n = G->n, ngr = 0;
@@ -278,6 +286,7 @@ static int br_group(const bgraph *G, double t, int cap, int64_t dense_lim, int32
         st = ILDL_ERR_OUT_OF_MEMORY;
         goto cleanup;
     }
+    double bl = -1.0;
     for (int32_t v = 0; v < n; v++) map[v] = -1;
     for (int32_t i = 0; i < n; i++) {
         if (map[i] >= 0) continue;
@@ -309,6 +318,7 @@ static int br_group(const bgraph *G, double t, int cap, int64_t dense_lim, int32
                 hits += sorted_has(G->i, G->p[dense[k2]], G->p[dense[k2] + 1], j);
             double s = (double)hits / sqrt(si * (double)(G->p[j + 1] - G->p[j]));
             if (s >= t) cs[nc++] = (cand){s, j};
+            else if (s > bl && G->w[i] + G->w[j] <= cap) bl = s;
         }
         if (nc > 1) qsort(cs, (size_t)nc, sizeof(cand), cand_cmp);
         for (int32_t k = 0; k < nc && wt < cap; k++) {
@@ -319,6 +329,7 @@ static int br_group(const bgraph *G, double t, int cap, int64_t dense_lim, int32
         }
     }
     *ng = ngr;
+    *below = bl;
 
 cleanup:
     free(cnt);
@@ -398,22 +409,41 @@ int ildl_block_br(const ildl_csr *A, int ordering, const int32_t *pair, int max_
     st = bgraph_coarsen(n, A->rowptr, A->col, NULL, rowmap, nv, &G);
     if (st) goto cleanup;
 
-    double t = threshold;
+    /* Threshold schedule (paper Sec. III-A: start at `threshold`, times decay per level).
+     * The threshold is lowered after every level, also after one that merged nothing:
+     * stopping at the first empty level left many matrices at n one-row blocks, because
+     * at 0.8 hardly two rows of a KKT or PDE matrix are that similar, so the lower
+     * thresholds the paper relies on were never reached. It does not go below the floor
+     * min(threshold, BR_MIN_THRESHOLD); at the floor, levels go on while each merges at
+     * least 1% of the vertices. Everything stops after BR_MAX_LEVELS steps or once the mean
+     * block has BR_FULL * max_bs rows. An empty level leaves G unchanged, so the steps
+     * whose threshold is still above the best similarity it saw (`below`) would be empty
+     * too and are skipped. decay = 1 keeps the threshold fixed: stop at the first empty. */
+    double t = threshold, floor_t = fmin(threshold, BR_MIN_THRESHOLD);
     for (int level = 0; level < BR_MAX_LEVELS; level++) {
         int32_t ng = 0;
-        st = br_group(&G, t, max_bs, br_dense_limit(G.n), gmap, &ng);
+        double below = -1.0;
+        st = br_group(&G, t, max_bs, br_dense_limit(G.n), gmap, &ng, &below);
         if (st) goto cleanup;
-        int32_t merged = G.n - ng;
-        if (merged == 0) break;
-        for (int32_t r = 0; r < n; r++) rowmap[r] = gmap[rowmap[r]];
-        st = bgraph_coarsen(G.n, G.p, G.i, G.w, gmap, ng, &C);
-        if (st) goto cleanup;
-        int32_t prev = G.n;
-        bgraph_free(&G);
-        G = C;
-        memset(&C, 0, sizeof C);
-        if ((int64_t)merged * 100 < (int64_t)prev) break; /* too few merges to go on */
-        t *= decay;
+        int32_t merged = G.n - ng, prev = G.n;
+        if (merged > 0) {
+            for (int32_t r = 0; r < n; r++) rowmap[r] = gmap[rowmap[r]];
+            st = bgraph_coarsen(G.n, G.p, G.i, G.w, gmap, ng, &C);
+            if (st) goto cleanup;
+            bgraph_free(&G);
+            G = C;
+            memset(&C, 0, sizeof C);
+        } else if (decay >= 1.0 || t <= floor_t || below < floor_t) {
+            break; /* no allowed threshold merges anything more */
+        }
+        if ((double)G.n * BR_FULL * max_bs <= (double)n) break; /* blocks near max_bs */
+        if (t <= floor_t && (int64_t)merged * 100 < (int64_t)prev) break; /* stalled */
+        double tn = fmax(t * decay, floor_t);
+        while (merged == 0 && tn > below && tn > floor_t) {
+            tn = fmax(tn * decay, floor_t); /* a step that would be empty */
+            level++;
+        }
+        t = tn;
     }
 
     operm = ildl_malloc(sizeof(int32_t) * (size_t)G.n);

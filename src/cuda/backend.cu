@@ -4,7 +4,7 @@
  * become ILDL_ERR_DEVICE / ILDL_ERR_OUT_OF_MEMORY with a message, never an abort. */
 #include <stdlib.h>
 #include <string.h>
-#include "cuda/factor_kernels.cuh"
+#include "cuda/context.cuh"
 extern "C" {
 #include "cuda/cuda_backend.h"
 #include "core/util.h"
@@ -20,38 +20,7 @@ void ildl_cuda_note_error(cudaError_t e, const char *what, const char *file, int
 
 const char *ildl_cuda_last_message(void) { return g_cuda_msg; }
 
-struct ildl_cuda_ctx {
-    int device;
-    char name[256];
-    size_t bytes;
-    dev_tiles T;           /* device pointers */
-    int32_t *d_level_rows; /* == T.level_rows */
-    /* chunk schedule of the factorization (host) */
-    int32_t nchunks;
-    int32_t *chunk_r0, *chunk_n;
-    int8_t *chunk_last;    /* chunk ends its level */
-    int32_t *d_rowbase;    /* [nb] offset of each row's tiles inside its chunk (level_rows order) */
-    int64_t budget;        /* in-flight tiles */
-    double *d_inflight;
-    int64_t *d_need;
-    dense_res *d_res;
-    double *d_rownorm;
-    factor_state *d_state;
-    int8_t *d_pair_hint;
-    /* solve */
-    int32_t nlevels;
-    int32_t *level_ptr;    /* host copy */
-    int32_t *d_q;
-    double *d_qs;
-    double *d_w, *d_r, *d_z; /* [n] work vectors */
-    /* A for SpMV (user ordering) */
-    int32_t n;
-    int64_t *d_arow;
-    int32_t *d_acol;
-    double *d_aval;
-    const ildl_csr *hostA;
-    int factored;
-};
+
 
 template <typename Tp>
 static cudaError_t upload(Tp **dst, const Tp *src, size_t count, size_t *bytes)
@@ -87,6 +56,7 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
 {
     if (!c) return;
     cudaSetDevice(c->device);
+    ildl_cuda_sqmr_free(c);
     void *ptrs[] = {(void *)c->T.bstart, (void *)c->T.row_ptr, (void *)c->T.row, (void *)c->T.col,
                     (void *)c->T.col_ptr, (void *)c->T.col_tiles, (void *)c->T.level_rows,
                     (void *)c->T.a_ptr, (void *)c->T.a_idx, (void *)c->T.a_val, (void *)c->T.format,
@@ -383,7 +353,7 @@ __global__ void k_scatter(int32_t n, const int32_t *q, const double *qs, const d
 }
 
 /* z = M^{-1} r with r, z device vectors in the user's ordering. */
-static int apply_device(ildl_cuda_ctx *c, const double *r, double *z, cudaStream_t s)
+int ildl_cuda_apply_device(ildl_cuda_ctx *c, const double *r, double *z, cudaStream_t s)
 {
     int status = ILDL_SUCCESS;
     int g = (c->n + 255) / 256;
@@ -403,9 +373,17 @@ extern "C" int ildl_cuda_apply(ildl_cuda_ctx *c, const double *r, double *z, int
     cudaStream_t s = (cudaStream_t)stream;
     if (!c->factored) return ILDL_ERR_CALL_ORDER;
     CU(cudaSetDevice(c->device));
-    if (where == ILDL_MEMORY_DEVICE) return apply_device(c, r, z, s);
+    if (where == ILDL_MEMORY_DEVICE) {
+        /* host pointers passed as device pointers would fault the context: refuse them */
+        cudaPointerAttributes ar, az;
+        CU(cudaPointerGetAttributes(&ar, r));
+        CU(cudaPointerGetAttributes(&az, z));
+        if (ar.type != cudaMemoryTypeDevice && ar.type != cudaMemoryTypeManaged) return ILDL_ERR_INVALID_OPTION;
+        if (az.type != cudaMemoryTypeDevice && az.type != cudaMemoryTypeManaged) return ILDL_ERR_INVALID_OPTION;
+        return ildl_cuda_apply_device(c, r, z, s);
+    }
     CU(cudaMemcpyAsync(c->d_r, r, sizeof(double) * (size_t)c->n, cudaMemcpyHostToDevice, s));
-    status = apply_device(c, c->d_r, c->d_z, s);
+    status = ildl_cuda_apply_device(c, c->d_r, c->d_z, s);
     if (status) goto cleanup;
     CU(cudaMemcpyAsync(z, c->d_z, sizeof(double) * (size_t)c->n, cudaMemcpyDeviceToHost, s));
     CU(cudaStreamSynchronize(s));
@@ -413,54 +391,3 @@ cleanup:
     return status;
 }
 
-/* ------------------------------------------------------------ SQMR with device operators */
-
-__global__ void k_spmv(int32_t n, const int64_t *rp, const int32_t *ci, const double *v,
-                       const double *x, double *y)
-{
-    int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    double s = 0.0;
-    for (int64_t p = rp[i]; p < rp[i + 1]; p++) s += v[p] * x[ci[p]];
-    y[i] = s;
-}
-
-typedef struct { ildl_cuda_ctx *c; int status; } op_ctx;
-
-static void matvec_dev(void *ctx, const double *x, double *y)
-{
-    op_ctx *o = (op_ctx *)ctx;
-    ildl_cuda_ctx *c = o->c;
-    int status = ILDL_SUCCESS;
-    CU(cudaMemcpy(c->d_r, x, sizeof(double) * (size_t)c->n, cudaMemcpyHostToDevice));
-    k_spmv<<<(c->n + 255) / 256, 256>>>(c->n, c->d_arow, c->d_acol, c->d_aval, c->d_r, c->d_z);
-    CU_LAUNCH();
-    CU(cudaMemcpy(y, c->d_z, sizeof(double) * (size_t)c->n, cudaMemcpyDeviceToHost));
-cleanup:
-    if (status && !o->status) o->status = status;
-}
-
-static int precond_dev(void *ctx, const double *r, double *z)
-{
-    op_ctx *o = (op_ctx *)ctx;
-    int st = ildl_cuda_apply(o->c, r, z, ILDL_MEMORY_HOST, NULL);
-    if (st && !o->status) o->status = st;
-    return st;
-}
-
-extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
-                              const ildl_sqmr_params *prm, ildl_sqmr_result *res)
-{
-    int status = ILDL_SUCCESS;
-    if (!c->factored || !c->hostA) return ILDL_ERR_CALL_ORDER;
-    CU(cudaSetDevice(c->device));
-    CU(cudaMemcpy(c->d_aval, c->hostA->val, sizeof(double) * (size_t)c->hostA->rowptr[c->n],
-                  cudaMemcpyHostToDevice));
-    {
-        op_ctx o = {c, ILDL_SUCCESS};
-        status = ildl_sqmr(c->n, matvec_dev, &o, precond_dev, &o, b, x, prm, res);
-        if (o.status) status = o.status;
-    }
-cleanup:
-    return status;
-}

@@ -31,6 +31,7 @@
 #include <string.h>
 #include "blockildl.h"
 #include "core/util.h"
+#include "krylov/reduce.h"
 #include "krylov/sqmr.h"
 
 /* restarts in a row that fail to halve the best true residual before we call it stagnation */
@@ -50,12 +51,13 @@ typedef struct sqmr_state {
     double best;                       /* true relative residual of xbest */
 } sqmr_state;
 
-/* x^T y, sequential so results are reproducible */
+/* Scratch for the fixed-order inner products (krylov/reduce.h): the CUDA backend's SQMR
+ * sums in the same order, so both backends produce identical scalars and iterations. */
+static _Thread_local double *sqmr_lanes;
+
 static double sqmr_dot(int32_t n, const double *x, const double *y)
 {
-    double s = 0.0;
-    for (int32_t i = 0; i < n; i++) s += x[i] * y[i];
-    return s;
+    return ildl_dot_fixed(n, x, y, sqmr_lanes);
 }
 
 static double sqmr_nrm2(int32_t n, const double *x) { return sqrt(sqmr_dot(n, x, x)); }
@@ -116,7 +118,7 @@ static int sqmr_step(sqmr_state *S, double *x, int *xbad)
     double theta_old = S->theta;
     double theta = sqmr_nrm2(n, r) / S->tau;
     if (!ildl_isfinite(theta)) return ILDL_ERR_BREAKDOWN;
-    double c = 1.0 / hypot(1.0, theta); /* hypot: no overflow for huge theta */
+    double c = ildl_givens_c(theta); /* 1/sqrt(1+theta^2), no overflow for huge theta */
     double c2 = c * c;
     double dcoef = c2 * theta_old * theta_old, qcoef = c2 * alpha;
     for (int32_t i = 0; i < n; i++) {
@@ -213,13 +215,20 @@ int ildl_sqmr(int32_t n, ildl_matvec_fn matvec, void *mctx, ildl_precond_fn prec
     if (n <= 0) return ILDL_ERR_EMPTY;
     if (!(prm->tol >= 0.0) || prm->max_iter < 0 || prm->check_every < 1)
         return ILDL_ERR_INVALID_OPTION;
+    double *lanes = ildl_malloc(sizeof(double) * ILDL_DOT_LANES);
+    if (!lanes) return ILDL_ERR_OUT_OF_MEMORY;
+    double *lanes_prev = sqmr_lanes; /* a preconditioner may itself run SQMR */
+    sqmr_lanes = lanes;
     double bnorm = sqmr_nrm2(n, b);
-    if (!ildl_isfinite(bnorm)) return ILDL_ERR_NAN_INF;
+    if (!ildl_isfinite(bnorm)) {
+        status = ILDL_ERR_NAN_INF;
+        goto cleanup;
+    }
     if (bnorm == 0.0) {
         memset(x, 0, sizeof(double) * (size_t)n);
         out.converged = 1;
         if (res) *res = out;
-        return ILDL_SUCCESS;
+        goto cleanup;
     }
 
     S.n = n;
@@ -230,7 +239,10 @@ int ildl_sqmr(int32_t n, ildl_matvec_fn matvec, void *mctx, ildl_precond_fn prec
     S.b = b;
     S.bnorm = bnorm;
     S.r = ildl_malloc(sizeof(double) * 6 * (size_t)n);
-    if (!S.r) return ILDL_ERR_OUT_OF_MEMORY; /* x untouched */
+    if (!S.r) { /* x untouched */
+        status = ILDL_ERR_OUT_OF_MEMORY;
+        goto cleanup;
+    }
     S.t = S.r + n;
     S.q = S.t + n;
     S.d = S.q + n;
@@ -280,5 +292,7 @@ finish:
 
 cleanup:
     free(S.r);
+    sqmr_lanes = lanes_prev;
+    free(lanes);
     return status;
 }

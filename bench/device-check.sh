@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Run ON THE DEVICE (after bench/prepare-device.sh here; carry build-cuda .carry .devdata):
+# the GPU tests (CPU/GPU agreement), optionally compute-sanitizer on them, and CPU-vs-GPU
+# ildl runs; prints a short table last. Logs go to $OUT (or /tmp/ildl-out) step by step.
+#   usage: bash bench/device-check.sh [quick|full] [sanitize]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+MODE=${1:-quick}
+SAN=${2:-}
+OUTDIR=${OUT:-/tmp/ildl-out}
+mkdir -p "$OUTDIR"
+export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
+export ILDL_MATRICES_DIR="$PWD/.devdata/matrices"
+B=build-cuda
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+if [ "$MODE" != full ]; then
+  # quick: the agreement test on a handful of shared matrices only
+  mkdir -p /tmp/ildl-small
+  for m in tuma2 stokes64 aug3dcqp sqd_aug2d_2x2_it5 cutest_kkt_VESUVIA_0000 sqd_qpcboei1_3x3_it10 maxwell_homogeneous4; do
+    ln -sf "$PWD/.devdata/matrices/$m.mtx.gz" /tmp/ildl-small/; done
+  export ILDL_MATRICES_DIR=/tmp/ildl-small
+fi
+echo "== GPU tests"
+timeout 300 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests.log" 2>&1; echo "cuda tests exit $?"
+grep -E "generated|SQMR|MISMATCH|PASSED|FAILED" "$OUTDIR/gpu-tests.log" | head -n 20
+timeout 120 $B/tests/api_test_api > "$OUTDIR/api.log" 2>&1; echo "api tests exit $?"
+if [ -n "$SAN" ]; then
+  CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  for tool in memcheck racecheck; do
+    ILDL_TEST_SMALL=1 timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_factor \
+      > "$OUTDIR/sanitizer-$tool.log" 2>&1
+    echo "compute-sanitizer $tool exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool.log" | tail -n 1)"
+  done
+fi
+echo "== ildl cpu vs cuda"
+if [ "$MODE" = full ]; then LIST=$(ls .devdata/matrices/*.mtx.gz); else LIST=$(ls /tmp/ildl-small/*.mtx.gz); fi
+: > "$OUTDIR/ildl.jsonl"
+for m in $LIST; do
+  for be in cpu cuda; do
+    timeout 120 $B/tools/ildl solve "$m" --backend $be --json --quiet --threads 16 | tail -n 1 >> "$OUTDIR/ildl.jsonl"
+  done
+done
+python3 - "$OUTDIR/ildl.jsonl" <<'PY'
+import json, sys, os
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{')]
+print(f"{'matrix':34s} {'be':4s} {'lev':>5s} {'setup':>7s} {'factor':>8s} {'solve':>8s} {'it':>5s} {'res':>9s}")
+for r in rows:
+    tr = r['true_residual'] if r['true_residual'] is not None else float('nan')
+    print(f"{os.path.basename(r['matrix'])[:34]:34s} {r['backend']:4s} {r['levels']:5d} {r['setup_s']:7.3f} {r['factor_s']:8.4f} {r['solve_s']:8.4f} {r['iterations']:5d} {tr:9.2e}")
+PY

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Run HERE (not on the device): build the CUDA configuration and stage what a device run
+# needs in git-ignored folders that the device tool carries:
+#   build-cuda/   the build (sm_90 + PTX)
+#   .carry/lib/   shared libraries the device machine lacks (SuiteSparse AMD, METIS, cmocka)
+#   .devdata/matrices/  the shared test matrices (../shared is not sent to the device)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake -S . -B build-cuda -DILDL_CUDA=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build-cuda -j2 >/dev/null
+mkdir -p .carry/lib .devdata/matrices
+for lib in libamd.so.2 libcamd.so.2 libsuitesparseconfig.so.5 libmetis.so.5 libcmocka.so.0; do
+  cp -L "/lib/x86_64-linux-gnu/$lib" .carry/lib/
+done
+if [ -d ../shared/matrices ]; then cp -u ../shared/matrices/*.mtx.gz .devdata/matrices/; fi
+echo "staged: build-cuda $(du -sh build-cuda | cut -f1), .carry $(du -sh .carry | cut -f1), .devdata $(du -sh .devdata | cut -f1)"

@@ -1,0 +1,50 @@
+/* context.cuh -- the CUDA backend's context (private to src/cuda). */
+#ifndef ILDL_CUDA_CONTEXT_CUH
+#define ILDL_CUDA_CONTEXT_CUH
+#include "cuda/factor_kernels.cuh"
+
+struct ildl_cuda_ctx {
+    int device;
+    char name[256];
+    size_t bytes;
+    dev_tiles T;           /* device pointers */
+    int32_t *d_level_rows; /* == T.level_rows */
+    /* chunk schedule of the factorization (host) */
+    int32_t nchunks;
+    int32_t *chunk_r0, *chunk_n;
+    int8_t *chunk_last;    /* chunk ends its level */
+    int32_t *d_rowbase;    /* [nb] offset of each row's tiles inside its chunk (level_rows order) */
+    int64_t budget;        /* in-flight tiles */
+    double *d_inflight;
+    int64_t *d_need;
+    dense_res *d_res;
+    double *d_rownorm;
+    factor_state *d_state;
+    int8_t *d_pair_hint;
+    /* solve */
+    int32_t nlevels;
+    int32_t *level_ptr;    /* host copy */
+    int32_t *d_q;
+    double *d_qs;
+    double *d_w, *d_r, *d_z; /* [n] work vectors */
+    /* A for SpMV (user ordering) */
+    int32_t n;
+    int64_t *d_arow;
+    int32_t *d_acol;
+    double *d_aval;
+    const ildl_csr *hostA;
+    int factored;
+    /* SQMR (sqmr.cu): device vectors, scalars, partial sums and the captured iteration */
+    double *d_b, *d_x, *d_t, *d_qv, *d_d, *d_u, *d_xbest, *d_part;
+    struct sqmr_scalars *d_S;
+    cudaStream_t stream;
+    cudaGraphExec_t g_full, g_dir;
+};
+
+/* z = M^{-1} r for device vectors in the user's ordering, on stream s (capturable). */
+int ildl_cuda_apply_device(ildl_cuda_ctx *c, const double *r, double *z, cudaStream_t s);
+
+/* Release what sqmr.cu allocated in c (safe when nothing was). */
+void ildl_cuda_sqmr_free(ildl_cuda_ctx *c);
+
+#endif

@@ -1,0 +1,414 @@
+/* sqmr.cu -- SQMR entirely on the device: vectors and the recurrence's scalars live in device
+ * memory; one iteration (SpMV, fixed-order inner products, the level-scheduled preconditioner
+ * and the scalar updates) is captured once as a CUDA graph and replayed in batches, and the
+ * host reads one small status struct per batch instead of one per iteration.
+ *
+ * It is the same algorithm, step for step and bit for bit, as src/krylov/sqmr.c: the inner
+ * products use the fixed order of src/krylov/reduce.h, the SpMV and the preconditioner are
+ * the CPU's orders, so both backends take the same number of iterations. A kernel that would
+ * advance the recurrence does nothing once the device has raised `halt` (a true-residual
+ * check is due, a breakdown, or the iteration limit); the host then acts as sqmr.c does. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cuda/context.cuh"
+extern "C" {
+#include "core/util.h"
+#include "krylov/reduce.h"
+#include "cuda/cuda_backend.h"
+}
+
+enum { HALT_NONE = 0, HALT_CHECK = 1, HALT_BREAKDOWN = 2, HALT_MAXIT = 3 };
+#define SQMR_BATCH 8       /* iterations launched between two reads of the status */
+#define SQMR_MAX_STALL 3   /* as in sqmr.c */
+
+struct sqmr_scalars {
+    double tau, theta, rho, alpha, beta, dcoef, qcoef, bnorm, tol, est;
+    int iter, k, last_check, check_every, max_iter, halt, xbad, pad;
+};
+
+/* ------------------------------------------------------------ kernels */
+
+__global__ void k_dot_part(int32_t n, const double *x, const double *y, double *part)
+{
+    __shared__ double v[ILDL_DOT_THREADS];
+    int t = threadIdx.x;
+    int64_t p = (int64_t)blockIdx.x * ILDL_DOT_THREADS + t;
+    double s = 0.0;
+    for (int64_t i = p; i < n; i += ILDL_DOT_LANES) s += x[i] * y[i];
+    v[t] = s;
+    __syncthreads();
+    for (int st = ILDL_DOT_THREADS / 2; st > 0; st >>= 1) {
+        if (t < st) v[t] += v[t + st];
+        __syncthreads();
+    }
+    if (t == 0) part[blockIdx.x] = v[0];
+}
+
+__device__ double d_sum_parts(const double *part)
+{
+    double s = 0.0;
+    for (int g = 0; g < ILDL_DOT_BLOCKS; g++) s += part[g];
+    return s;
+}
+
+__global__ void k_spmv(int32_t n, const int64_t *rp, const int32_t *ci, const double *v,
+                       const double *x, double *y)
+{
+    int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    double s = 0.0;
+    for (int64_t p = rp[i]; p < rp[i + 1]; p++) s += v[p] * x[ci[p]];
+    y[i] = s;
+}
+
+/* w = b - w (w holds A x) */
+__global__ void k_residual(int32_t n, const double *b, double *w)
+{
+    int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) w[i] = b[i] - w[i];
+}
+
+__global__ void k_sigma(sqmr_scalars *S, const double *part)
+{
+    if (S->halt) return;
+    double sigma = d_sum_parts(part);
+    if (sigma == 0.0 || !isfinite(sigma)) { S->halt = HALT_BREAKDOWN; return; }
+    double alpha = S->rho / sigma;
+    if (!isfinite(alpha)) { S->halt = HALT_BREAKDOWN; return; }
+    S->alpha = alpha;
+}
+
+__global__ void k_axpy_r(const sqmr_scalars *S, int32_t n, double *r, const double *t)
+{
+    if (S->halt) return;
+    int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) r[i] -= S->alpha * t[i];
+}
+
+__global__ void k_theta(sqmr_scalars *S, const double *part)
+{
+    if (S->halt) return;
+    double theta_old = S->theta;
+    double theta = sqrt(d_sum_parts(part)) / S->tau;
+    if (!isfinite(theta)) { S->halt = HALT_BREAKDOWN; return; }
+    double c = theta > 1e150 ? 1.0 / theta : 1.0 / sqrt(1.0 + theta * theta);
+    double c2 = c * c;
+    S->dcoef = c2 * theta_old * theta_old;
+    S->qcoef = c2 * S->alpha;
+    S->theta = theta;
+    S->tau = S->tau * theta * c;
+    S->k++;
+    S->iter++;
+}
+
+__global__ void k_update_dx(sqmr_scalars *S, int32_t n, double *d, const double *q, double *x)
+{
+    if (S->halt) return;
+    int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    double di = S->dcoef * d[i] + S->qcoef * q[i];
+    d[i] = di;
+    double xi = x[i] + di;
+    x[i] = xi;
+    if (!isfinite(xi)) S->xbad = 1;
+}
+
+__global__ void k_check(sqmr_scalars *S)
+{
+    if (S->halt) return;
+    if (!isfinite(S->tau) || S->xbad) { S->halt = HALT_BREAKDOWN; return; }
+    double est = S->tau / S->bnorm;
+    S->est = est;
+    if (est <= S->tol && (S->last_check < 0 || S->iter - S->last_check >= S->check_every)) {
+        S->last_check = S->iter;
+        S->halt = HALT_CHECK;
+    }
+}
+
+__global__ void k_rho(sqmr_scalars *S, const double *part)
+{
+    if (S->halt) return;
+    double rho = d_sum_parts(part);
+    if (rho == 0.0 || !isfinite(rho)) { S->halt = HALT_BREAKDOWN; return; }
+    double beta = rho / S->rho;
+    if (!isfinite(beta)) { S->halt = HALT_BREAKDOWN; return; }
+    S->beta = beta;
+    S->rho = rho;
+}
+
+__global__ void k_qupdate(const sqmr_scalars *S, int32_t n, double *q, const double *u)
+{
+    if (S->halt) return;
+    int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) q[i] = u[i] + S->beta * q[i];
+}
+
+__global__ void k_end(sqmr_scalars *S)
+{
+    if (S->halt) return;
+    if (S->iter >= S->max_iter) S->halt = HALT_MAXIT;
+}
+
+/* ------------------------------------------------------------ host helpers */
+
+#define GRID(n) (((n) + 255) / 256), 256, 0, c->stream
+
+void ildl_cuda_sqmr_free(ildl_cuda_ctx *c)
+{
+    void *p[] = {c->d_b, c->d_x, c->d_t, c->d_qv, c->d_d, c->d_u, c->d_xbest, c->d_part, c->d_S};
+    for (size_t k = 0; k < sizeof p / sizeof p[0]; k++)
+        if (p[k]) cudaFree(p[k]);
+    if (c->g_full) cudaGraphExecDestroy(c->g_full);
+    if (c->g_dir) cudaGraphExecDestroy(c->g_dir);
+    if (c->stream) cudaStreamDestroy(c->stream);
+    c->d_b = c->d_x = c->d_t = c->d_qv = c->d_d = c->d_u = c->d_xbest = c->d_part = NULL;
+    c->d_S = NULL;
+    c->g_full = c->g_dir = NULL;
+    c->stream = NULL;
+}
+
+/* x^T y (fixed order) read back to the host. */
+static int dot_host(ildl_cuda_ctx *c, const double *x, const double *y, double *out)
+{
+    int status = ILDL_SUCCESS;
+    double part[ILDL_DOT_BLOCKS];
+    k_dot_part<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->n, x, y, c->d_part);
+    CU_LAUNCH();
+    CU(cudaMemcpyAsync(part, c->d_part, sizeof part, cudaMemcpyDeviceToHost, c->stream));
+    CU(cudaStreamSynchronize(c->stream));
+    {
+        double s = 0.0;
+        for (int g = 0; g < ILDL_DOT_BLOCKS; g++) s += part[g];
+        *out = s;
+    }
+cleanup:
+    return status;
+}
+
+/* w = b - A x on the device; *res = ||w|| / bnorm. */
+static int true_residual(ildl_cuda_ctx *c, const double *x, double *w, double bnorm, double *res)
+{
+    int status = ILDL_SUCCESS;
+    double s;
+    k_spmv<<<GRID(c->n)>>>(c->n, c->d_arow, c->d_acol, c->d_aval, x, w);
+    CU_LAUNCH();
+    k_residual<<<GRID(c->n)>>>(c->n, c->d_b, w);
+    CU_LAUNCH();
+    status = dot_host(c, w, w, &s);
+    *res = sqrt(s) / bnorm;
+cleanup:
+    return status;
+}
+
+/* The second half of an iteration: q = M^{-1} r + beta q, then the iteration limit. */
+static int launch_direction(ildl_cuda_ctx *c)
+{
+    int status = ildl_cuda_apply_device(c, c->d_r, c->d_u, c->stream);
+    if (status) return status;
+    k_dot_part<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->n, c->d_r, c->d_u, c->d_part);
+    CU_LAUNCH();
+    k_rho<<<1, 1, 0, c->stream>>>(c->d_S, c->d_part);
+    CU_LAUNCH();
+    k_qupdate<<<GRID(c->n)>>>(c->d_S, c->n, c->d_qv, c->d_u);
+    CU_LAUNCH();
+    k_end<<<1, 1, 0, c->stream>>>(c->d_S);
+    CU_LAUNCH();
+cleanup:
+    return status;
+}
+
+/* One whole iteration: the step (x, r, tau), the convergence trigger, the direction. */
+static int launch_iteration(ildl_cuda_ctx *c)
+{
+    int status = ILDL_SUCCESS;
+    k_spmv<<<GRID(c->n)>>>(c->n, c->d_arow, c->d_acol, c->d_aval, c->d_qv, c->d_t);
+    CU_LAUNCH();
+    k_dot_part<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->n, c->d_qv, c->d_t, c->d_part);
+    CU_LAUNCH();
+    k_sigma<<<1, 1, 0, c->stream>>>(c->d_S, c->d_part);
+    CU_LAUNCH();
+    k_axpy_r<<<GRID(c->n)>>>(c->d_S, c->n, c->d_r, c->d_t);
+    CU_LAUNCH();
+    k_dot_part<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->n, c->d_r, c->d_r, c->d_part);
+    CU_LAUNCH();
+    k_theta<<<1, 1, 0, c->stream>>>(c->d_S, c->d_part);
+    CU_LAUNCH();
+    k_update_dx<<<GRID(c->n)>>>(c->d_S, c->n, c->d_d, c->d_qv, c->d_x);
+    CU_LAUNCH();
+    k_check<<<1, 1, 0, c->stream>>>(c->d_S);
+    CU_LAUNCH();
+    status = launch_direction(c);
+cleanup:
+    return status;
+}
+
+/* Capture fn's launch sequence once into an executable graph. */
+static int capture(ildl_cuda_ctx *c, int (*fn)(ildl_cuda_ctx *), cudaGraphExec_t *exec)
+{
+    int status = ILDL_SUCCESS;
+    cudaGraph_t g = NULL;
+    CU(cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal));
+    status = fn(c);
+    {
+        cudaError_t e = cudaStreamEndCapture(c->stream, &g);
+        if (status) goto cleanup;
+        CU(e);
+    }
+    CU(cudaGraphInstantiate(exec, g, 0));
+cleanup:
+    if (g) cudaGraphDestroy(g);
+    return status;
+}
+
+static int prepare(ildl_cuda_ctx *c)
+{
+    int status = ILDL_SUCCESS;
+    if (c->d_S) return ILDL_SUCCESS;
+    size_t n = (size_t)c->n, *B = &c->bytes;
+    double **v[] = {&c->d_b, &c->d_x, &c->d_t, &c->d_qv, &c->d_d, &c->d_u, &c->d_xbest};
+    for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+        CU(cudaMalloc((void **)v[k], sizeof(double) * n));
+        *B += sizeof(double) * n;
+    }
+    CU(cudaMalloc((void **)&c->d_part, sizeof(double) * ILDL_DOT_BLOCKS));
+    CU(cudaMalloc((void **)&c->d_S, sizeof(sqmr_scalars)));
+    CU(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    status = capture(c, launch_iteration, &c->g_full);
+    if (status) goto cleanup;
+    status = capture(c, launch_direction, &c->g_dir);
+cleanup:
+    if (status) ildl_cuda_sqmr_free(c);
+    return status;
+}
+
+/* (Re)start from the residual in d_r (sqmr_start): q = M^{-1} r, tau, theta, rho, d = 0. */
+static int start(ildl_cuda_ctx *c, sqmr_scalars *h)
+{
+    int status = ildl_cuda_apply_device(c, c->d_r, c->d_qv, c->stream);
+    double rr, rq;
+    if (status) return status;
+    if ((status = dot_host(c, c->d_r, c->d_r, &rr))) return status;
+    if ((status = dot_host(c, c->d_r, c->d_qv, &rq))) return status;
+    CU(cudaMemsetAsync(c->d_d, 0, sizeof(double) * (size_t)c->n, c->stream));
+    h->tau = sqrt(rr);
+    h->theta = 0.0;
+    h->rho = rq;
+    h->k = 0;
+    h->halt = HALT_NONE;
+    if (rq == 0.0 || !isfinite(rq)) return ILDL_ERR_BREAKDOWN;
+cleanup:
+    return status;
+}
+
+extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
+                              const ildl_sqmr_params *prm, ildl_sqmr_result *res)
+{
+    int status = ILDL_SUCCESS, xbad = 0, stall = 0;
+    ildl_sqmr_result out = {0, 0, 0.0, 0.0};
+    sqmr_scalars h;
+    memset(&h, 0, sizeof h);
+    double bnorm = 0, best = 0, xres = -1.0, final;
+    size_t nb = sizeof(double) * (size_t)c->n;
+    if (res) *res = out;
+    if (!c->factored || !c->hostA) return ILDL_ERR_CALL_ORDER;
+    CU(cudaSetDevice(c->device));
+    status = prepare(c);
+    if (status) goto cleanup;
+    CU(cudaMemcpyAsync(c->d_aval, c->hostA->val, sizeof(double) * (size_t)c->hostA->rowptr[c->n],
+                       cudaMemcpyHostToDevice, c->stream));
+    CU(cudaMemcpyAsync(c->d_b, b, nb, cudaMemcpyHostToDevice, c->stream));
+    if ((status = dot_host(c, c->d_b, c->d_b, &bnorm))) goto cleanup;
+    bnorm = sqrt(bnorm);
+    if (!isfinite(bnorm)) { status = ILDL_ERR_NAN_INF; goto cleanup; }
+    if (bnorm == 0.0) {
+        memset(x, 0, nb);
+        out.converged = 1;
+        goto done;
+    }
+    if (prm->use_x0) {
+        CU(cudaMemcpyAsync(c->d_x, x, nb, cudaMemcpyHostToDevice, c->stream));
+        if ((status = true_residual(c, c->d_x, c->d_r, bnorm, &best))) goto cleanup;
+        if (!isfinite(best)) { status = ILDL_ERR_NAN_INF; out.true_residual = best; goto done; }
+    } else {
+        CU(cudaMemsetAsync(c->d_x, 0, nb, c->stream));
+        CU(cudaMemcpyAsync(c->d_r, c->d_b, nb, cudaMemcpyDeviceToDevice, c->stream));
+        best = 1.0;
+    }
+    CU(cudaMemcpyAsync(c->d_xbest, c->d_x, nb, cudaMemcpyDeviceToDevice, c->stream));
+    xres = best;
+    out.est_residual = best;
+    if (best <= prm->tol) goto finish;
+
+    h.bnorm = bnorm;
+    h.tol = prm->tol;
+    h.check_every = prm->check_every;
+    h.max_iter = prm->max_iter;
+    h.last_check = -1;
+    status = start(c, &h);
+    while (status == ILDL_SUCCESS) {
+        if (h.iter >= prm->max_iter) { status = ILDL_ERR_NOT_CONVERGED; break; }
+        CU(cudaMemcpyAsync(c->d_S, &h, sizeof h, cudaMemcpyHostToDevice, c->stream));
+        for (int k = 0; k < SQMR_BATCH; k++) CU(cudaGraphLaunch(c->g_full, c->stream));
+        CU(cudaMemcpyAsync(&h, c->d_S, sizeof h, cudaMemcpyDeviceToHost, c->stream));
+        CU(cudaStreamSynchronize(c->stream));
+        xres = -1.0; /* x has moved */
+        if (prm->progress) prm->progress(prm->progress_ctx, h.iter, h.tau / bnorm);
+        if (h.halt == HALT_NONE) continue;
+        if (h.halt == HALT_BREAKDOWN) { status = ILDL_ERR_BREAKDOWN; xbad = h.xbad; break; }
+        if (h.halt == HALT_MAXIT) { status = ILDL_ERR_NOT_CONVERGED; break; }
+        /* HALT_CHECK: the estimate says converged; confirm with the true residual */
+        double prev_best = best, r;
+        if ((status = true_residual(c, c->d_x, c->d_u, bnorm, &r))) break;
+        xres = r;
+        if (!isfinite(r)) { status = ILDL_ERR_BREAKDOWN; break; }
+        if (r < best) {
+            best = r;
+            CU(cudaMemcpyAsync(c->d_xbest, c->d_x, nb, cudaMemcpyDeviceToDevice, c->stream));
+        }
+        if (r <= prm->tol) break;
+        if (r > sqrt((double)h.k + 1.0) * h.est) {
+            stall = (r < 0.5 * prev_best) ? 0 : stall + 1;
+            if (stall >= SQMR_MAX_STALL) { status = ILDL_ERR_NOT_CONVERGED; break; }
+            CU(cudaMemcpyAsync(c->d_r, c->d_u, nb, cudaMemcpyDeviceToDevice, c->stream));
+            status = start(c, &h);
+            continue;
+        }
+        /* continue the recurrence: the direction step of this iteration */
+        h.halt = HALT_NONE;
+        CU(cudaMemcpyAsync(c->d_S, &h, sizeof h, cudaMemcpyHostToDevice, c->stream));
+        CU(cudaGraphLaunch(c->g_dir, c->stream));
+        CU(cudaMemcpyAsync(&h, c->d_S, sizeof h, cudaMemcpyDeviceToHost, c->stream));
+        CU(cudaStreamSynchronize(c->stream));
+        if (h.halt == HALT_BREAKDOWN) { status = ILDL_ERR_BREAKDOWN; break; }
+        if (h.halt == HALT_MAXIT) { status = ILDL_ERR_NOT_CONVERGED; break; }
+    }
+    if (status == ILDL_ERR_DEVICE || status == ILDL_ERR_OUT_OF_MEMORY) goto cleanup;
+    out.est_residual = h.tau / bnorm;
+
+finish:
+    {
+        int st2 = ILDL_SUCCESS;
+        if (!xbad && xres < 0.0) st2 = true_residual(c, c->d_x, c->d_u, bnorm, &xres);
+        if (st2) { status = st2; goto cleanup; }
+        if (!xbad && isfinite(xres) && xres <= best) {
+            final = xres;
+            CU(cudaMemcpy(x, c->d_x, nb, cudaMemcpyDeviceToHost));
+        } else {
+            final = best;
+            CU(cudaMemcpy(x, c->d_xbest, nb, cudaMemcpyDeviceToHost));
+        }
+    }
+    out.iterations = h.iter;
+    out.true_residual = final;
+    out.converged = final <= prm->tol;
+    if (out.converged && (status == ILDL_ERR_NOT_CONVERGED || status == ILDL_ERR_BREAKDOWN))
+        status = ILDL_SUCCESS;
+    if (!out.converged && status == ILDL_SUCCESS) status = ILDL_ERR_NOT_CONVERGED;
+done:
+    if (res) *res = out;
+    return status;
+cleanup:
+    if (res) *res = out;
+    return status;
+}
