@@ -11,7 +11,7 @@
  *            x0' = (c x0 - b x1) / det, x1' = (a x1 - b x0) / det.
  *   backward x_i -= U_ij x_j for the tiles of row i, j ascending; per tile
  *            s_r = sum_{c ascending} U_ij(r,c) x_j(c), then x_i(r) -= s_r;
- *            then x_i(r) -= sum_{c>r ascending} U_ii(r,c) x_i(c) for r descending.
+ *            then x_i(r) -= sum_{c>r DEScending} U_ii(r,c) x_i(c) for r descending.
  * A sparse tile visits its entries in ascending local index, which for each output entry
  * is the same order as the dense loop (skipping exact zeros). */
 #include "cpu/factor.h"
@@ -70,12 +70,14 @@ static void diag_forward(int m, const double *u, double *x)
     }
 }
 
-/* x <- U_ii^-1 x with the unit upper diagonal tile u (m x m, ld m, strict upper part). */
+/* x <- U_ii^-1 x with the unit upper diagonal tile u (m x m, ld m, strict upper part).
+ * The sum runs over c DESCENDING: x[c] becomes final in that order, so a warp can add each
+ * term as soon as it exists (one lane per row) and still round exactly like this loop. */
 static void diag_backward(int m, const double *u, double *x)
 {
     for (int r = m - 2; r >= 0; r--) {
         double s = 0.0;
-        for (int c = r + 1; c < m; c++) s += u[r * m + c] * x[c];
+        for (int c = m - 1; c > r; c--) s += u[r * m + c] * x[c];
         x[r] -= s;
     }
 }

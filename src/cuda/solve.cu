@@ -5,7 +5,7 @@
 /* x_i <- U_ii^-T (x_i - sum_k U_ki^T x_k) for the block rows of one level. */
 __global__ void k_forward_level(dev_tiles T, const int32_t *rows, double *x)
 {
-    __shared__ double xs[LD];
+    __shared__ double us[TILE];
     int c = threadIdx.x;
     int32_t i = rows[blockIdx.x];
     int mi = dev_bsize(T, i);
@@ -29,24 +29,24 @@ __global__ void k_forward_level(dev_tiles T, const int32_t *rows, double *x)
         }
         xv -= s;
     }
-    xs[c] = xv;
+    /* U_ii^-T: lane c accumulates s_c over l ascending as x_l becomes final (the CPU's
+     * order); x_l is broadcast by shuffle, U_ii row l is read from shared memory */
+    const double *u = T.val + T.off[T.row_ptr[i]];
+    for (int e = c; e < mi * mi; e += LD) us[e] = u[e];
     __syncwarp();
-    if (c == 0) {
-        const double *u = T.val + T.off[T.row_ptr[i]];
-        for (int r = 1; r < mi; r++) {
-            double s = 0.0;
-            for (int l = 0; l < r; l++) s += u[l * mi + r] * xs[l];
-            xs[r] -= s;
-        }
+    double s = 0.0;
+    for (int l = 0; l < mi; l++) {
+        if (c == l) xv -= s;
+        double xl = __shfl_sync(0xffffffffu, xv, l);
+        if (c > l && c < mi) s += us[l * mi + c] * xl;
     }
-    __syncwarp();
-    if (c < mi) xi[c] = xs[c];
+    if (c < mi) xi[c] = xv;
 }
 
 /* x_i <- U_ii^-1 (x_i - sum_j U_ij x_j) for the block rows of one level. */
 __global__ void k_backward_level(dev_tiles T, const int32_t *rows, double *x)
 {
-    __shared__ double xs[LD];
+    __shared__ double us[TILE];
     int r = threadIdx.x;
     int32_t i = rows[blockIdx.x];
     int mi = dev_bsize(T, i);
@@ -68,18 +68,17 @@ __global__ void k_backward_level(dev_tiles T, const int32_t *rows, double *x)
         }
         xv -= s;
     }
-    xs[r] = xv;
+    /* U_ii^-1: lane r accumulates s_r over c descending as x_c becomes final */
+    const double *u = T.val + T.off[T.row_ptr[i]];
+    for (int e = r; e < mi * mi; e += LD) us[e] = u[e];
     __syncwarp();
-    if (r == 0) {
-        const double *u = T.val + T.off[T.row_ptr[i]];
-        for (int rr = mi - 2; rr >= 0; rr--) {
-            double s = 0.0;
-            for (int c = rr + 1; c < mi; c++) s += u[rr * mi + c] * xs[c];
-            xs[rr] -= s;
-        }
+    double s = 0.0;
+    for (int c = mi - 1; c >= 0; c--) {
+        if (r == c) xv -= s;
+        double xc = __shfl_sync(0xffffffffu, xv, c);
+        if (r < c) s += us[r * mi + c] * xc;
     }
-    __syncwarp();
-    if (r < mi) xi[r] = xs[r];
+    if (r < mi) xi[r] = xv;
 }
 
 /* x <- D^-1 x (1x1 and 2x2 pivots); one thread per row, the first of a 2x2 does both. */

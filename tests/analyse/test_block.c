@@ -451,6 +451,11 @@ static void test_br_laplace(void **state)
     assert_int_equal(ildl_block_br(&A, ILDL_ORDER_NATURAL, NULL, 32, 0.8, 1.0, &B), ILDL_SUCCESS);
     assert_int_equal(B.nb, n);
     ildl_blocking_free(&B);
+    /* with decay < 1 an empty first level does not end BR: the threshold keeps falling */
+    assert_int_equal(ildl_block_br(&A, ILDL_ORDER_NATURAL, NULL, 32, 0.8, 0.9, &B), ILDL_SUCCESS);
+    check_partition(&B, n, 32);
+    assert_true(B.nb < n / 2);
+    ildl_blocking_free(&B);
     assert_int_equal(ildl_block_br(&A, ILDL_ORDER_AMD, NULL, 16, 0.0, 0.9, &B), ILDL_SUCCESS);
     check_partition(&B, n, 16);
     assert_true(B.nb < n / 4);
