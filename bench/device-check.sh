@@ -26,7 +26,7 @@ grep -E "generated|SQMR|MISMATCH|PASSED|FAILED" "$OUTDIR/gpu-tests.log" | head -
 timeout 120 $B/tests/api_test_api > "$OUTDIR/api.log" 2>&1; echo "api tests exit $?"
 if [ -n "$SAN" ]; then
   CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  for tool in memcheck racecheck; do
+  for tool in memcheck $( [ "$SAN" = sanitize-all ] && echo racecheck ); do
     ILDL_TEST_SMALL=1 timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_factor \
       > "$OUTDIR/sanitizer-$tool.log" 2>&1
     echo "compute-sanitizer $tool exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool.log" | tail -n 1)"
@@ -36,15 +36,15 @@ echo "== ildl cpu vs cuda"
 if [ "$MODE" = full ]; then LIST=$(ls .devdata/matrices/*.mtx.gz); else LIST=$(ls /tmp/ildl-small/*.mtx.gz); fi
 : > "$OUTDIR/ildl.jsonl"
 for m in $LIST; do
-  for be in cpu cuda; do
+  for be in "cpu" "cuda --schedule levels" "cuda --schedule syncfree"; do
     timeout 120 $B/tools/ildl solve "$m" --backend $be --json --quiet --threads 16 | tail -n 1 >> "$OUTDIR/ildl.jsonl"
   done
 done
 python3 - "$OUTDIR/ildl.jsonl" <<'PY'
 import json, sys, os
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{')]
-print(f"{'matrix':34s} {'be':4s} {'lev':>5s} {'setup':>7s} {'factor':>8s} {'solve':>8s} {'it':>5s} {'res':>9s}")
+print(f"{'matrix':34s} {'be':4s} {'sched':8s} {'lev':>5s} {'setup':>7s} {'factor':>8s} {'solve':>8s} {'it':>5s} {'res':>9s}")
 for r in rows:
     tr = r['true_residual'] if r['true_residual'] is not None else float('nan')
-    print(f"{os.path.basename(r['matrix'])[:34]:34s} {r['backend']:4s} {r['levels']:5d} {r['setup_s']:7.3f} {r['factor_s']:8.4f} {r['solve_s']:8.4f} {r['iterations']:5d} {tr:9.2e}")
+    print(f"{os.path.basename(r['matrix'])[:34]:34s} {r['backend']:4s} {r.get('schedule','') if r['backend']=='cuda' else '':8s} {r['levels']:5d} {r['setup_s']:7.3f} {r['factor_s']:8.4f} {r['solve_s']:8.4f} {r['iterations']:5d} {tr:9.2e}")
 PY

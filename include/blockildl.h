@@ -91,6 +91,11 @@ typedef enum {
     ILDL_LEFTOVER_ATOMIC = 1 /* the paper's conservative racing-atomic protocol (Alg. 2) */
 } ildl_leftover;
 
+typedef enum {
+    ILDL_SCHEDULE_SYNCFREE = 0, /* GPU solves: one persistent launch per direction (default) */
+    ILDL_SCHEDULE_LEVELS = 1    /* GPU solves: one launch per level (reference schedule) */
+} ildl_schedule;
+
 /* Log callback: receives one line (no trailing newline) when verbosity > 0. */
 typedef void (*ildl_log_fn)(void *ctx, const char *line);
 /* Progress callback: called by ildl_solve after every SQMR iteration with the iteration
@@ -123,7 +128,10 @@ typedef struct ildl_options {
     ildl_log_fn log_fn;     /* NULL: lines go to stderr when verbosity > 0 */
     void *log_ctx;
     int device_id;          /* CUDA device ordinal; default 0 */
-    ildl_progress_fn progress_fn; /* optional, default NULL */
+    int solve_schedule;     /* ildl_schedule of the GPU triangular solves; default SYNCFREE
+                               (both give bit-identical results) */
+    ildl_progress_fn progress_fn; /* optional, default NULL; with the CUDA backend it is
+                                     called once per batch of iterations */
     void *progress_ctx;
     int reserved_int[15];
     double reserved_double[16];

@@ -146,6 +146,8 @@ static int check_options(const ildl_options *o, char *msg, size_t len)
         return ildl_msg(msg, len, "max_iter must be >= 0"), ILDL_ERR_INVALID_OPTION;
     if (!(o->pivot_tol >= 0.0) || !(o->pivot_perturb > 0.0))
         return ildl_msg(msg, len, "pivot_tol must be >= 0 and pivot_perturb > 0"), ILDL_ERR_INVALID_OPTION;
+    if (o->solve_schedule != ILDL_SCHEDULE_SYNCFREE && o->solve_schedule != ILDL_SCHEDULE_LEVELS)
+        return ildl_msg(msg, len, "unknown solve_schedule %d", o->solve_schedule), ILDL_ERR_INVALID_OPTION;
     if (o->check_every < 1)
         return ildl_msg(msg, len, "check_every must be >= 1"), ILDL_ERR_INVALID_OPTION;
     return ILDL_SUCCESS;
@@ -231,6 +233,7 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
             h->backend = ILDL_BACKEND_CPU;
             st = ILDL_SUCCESS;
         }
+        if (!st && h->cuda) st = ildl_cuda_set_schedule(h->cuda, h->opt.solve_schedule);
         if (st) goto fail;
         h->info.t_upload = ildl_wtime() - tu;
     }

@@ -22,6 +22,7 @@ static const named pivots[] = {{"none", ILDL_PIVOT_NONE}, {"bk", ILDL_PIVOT_BK},
 static const named precisions[] = {{"double", ILDL_PREC_DOUBLE}, {"single", ILDL_PREC_SINGLE}, {"mixed", ILDL_PREC_MIXED}, {0, 0}};
 static const named scalings[] = {{"none", ILDL_SCALING_NONE}, {"equilibrate", ILDL_SCALING_EQUILIBRATE},
                                  {"matching", ILDL_SCALING_MATCHING}, {0, 0}};
+static const named schedules[] = {{"syncfree", ILDL_SCHEDULE_SYNCFREE}, {"levels", ILDL_SCHEDULE_LEVELS}, {0, 0}};
 static const named leftovers[] = {{"scan", ILDL_LEFTOVER_SCAN}, {"atomic", ILDL_LEFTOVER_ATOMIC}, {0, 0}};
 
 static const char *name_of(const named *t, int v)
@@ -80,10 +81,12 @@ static void usage(FILE *f)
         "  --block-size B                max rows per block, 1..32 [%d]\n"
         "  --block-threshold C           cosine similarity threshold [%g]\n"
         "  --leftover scan|atomic        leftover capacity protocol [%s]\n"
+        "  --schedule syncfree|levels    GPU triangular-solve schedule [%s]\n"
         "  --tol TOL                     true relative residual target [%g]\n"
         "  --maxit N                     SQMR iteration limit [%d]\n"
         "  --threads N                   CPU threads, 0 = all [%d]\n"
         "  --rhs FILE                    right-hand side (Matrix Market array or one value per line)\n"
+        "  --repeat N                    run setup+factor+solve N times, report median times [1]\n"
         "  --json                        also print the summary as one JSON object (last line)\n"
         "  --quiet                       print only the JSON line (with --json) or nothing\n"
         "  -v, --verbose                 log phases (twice: every iteration)\n"
@@ -93,7 +96,7 @@ static void usage(FILE *f)
         name_of(backends, d.backend), name_of(orderings, d.ordering), name_of(blockings, d.blocking),
         name_of(scalings, d.scaling), d.fill_level, d.fill_factor, d.drop_tol, name_of(pivots, d.pivoting),
         name_of(precisions, d.precision), d.max_block_size, d.block_threshold, name_of(leftovers, d.leftover),
-        d.tol, d.max_iter, d.num_threads);
+        name_of(schedules, d.solve_schedule), d.tol, d.max_iter, d.num_threads);
 }
 
 typedef struct { double start, last; int quiet; } progress_state;
@@ -106,6 +109,19 @@ static void progress(void *ctx, int it, double est)
     if (p->quiet || now - p->start < 2.0 || now - p->last < 2.0) return;
     p->last = now;
     fprintf(stderr, "  ... iteration %d, estimated relative residual %.2e (%.0f s)\n", it, est, now - p->start);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of v[0..m-1] (sorts v). */
+static double median(double *v, int m)
+{
+    qsort(v, (size_t)m, sizeof(double), cmp_double);
+    return (m % 2) ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
 }
 
 static void json_string(FILE *f, const char *s)
@@ -135,7 +151,7 @@ int main(int argc, char **argv)
     ildl_options opt;
     ildl_options_default(&opt);
     const char *file = NULL, *rhs = NULL;
-    int json = 0, quiet = 0;
+    int json = 0, quiet = 0, repeat = 1;
     for (int a = 2; a < argc; a++) {
         const char *o = argv[a];
         const char *v = (a + 1 < argc) ? argv[a + 1] : NULL;
@@ -152,6 +168,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--pivot")) { NEEDV bad = parse_named(pivots, o, v, &opt.pivoting); }
         else if (!strcmp(o, "--precision")) { NEEDV bad = parse_named(precisions, o, v, &opt.precision); }
         else if (!strcmp(o, "--leftover")) { NEEDV bad = parse_named(leftovers, o, v, &opt.leftover); }
+        else if (!strcmp(o, "--schedule")) { NEEDV bad = parse_named(schedules, o, v, &opt.solve_schedule); }
         else if (!strcmp(o, "--fill-level")) { NEEDV bad = parse_int(o, v, &opt.fill_level); }
         else if (!strcmp(o, "--fill-factor")) { NEEDV bad = parse_double(o, v, &opt.fill_factor); }
         else if (!strcmp(o, "--threshold")) { NEEDV bad = parse_double(o, v, &opt.drop_tol); }
@@ -161,6 +178,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--maxit")) { NEEDV bad = parse_int(o, v, &opt.max_iter); }
         else if (!strcmp(o, "--threads")) { NEEDV bad = parse_int(o, v, &opt.num_threads); }
         else if (!strcmp(o, "--rhs")) { NEEDV rhs = v; }
+        else if (!strcmp(o, "--repeat")) { NEEDV bad = parse_int(o, v, &repeat); if (!bad && repeat < 1) { fprintf(stderr, "ildl: --repeat must be >= 1\n"); return 2; } }
         else if (o[0] == '-') { fprintf(stderr, "ildl: unknown option '%s' (see ildl --help)\n", o); return 2; }
         else if (!file) { file = o; used = 0; }
         else { fprintf(stderr, "ildl: unexpected argument '%s'\n", o); return 2; }
@@ -180,6 +198,8 @@ int main(int argc, char **argv)
     double err_ones = NAN, t_read = ildl_wtime();
     const char *phase = "read";
     progress_state ps = {0.0, 0.0, quiet};
+    int median_times = 0;
+    double med[3] = {0, 0, 0};
 
     status = ildl_mm_read(file, &A, msg, sizeof msg);
     t_read = ildl_wtime() - t_read;
@@ -206,26 +226,48 @@ int main(int argc, char **argv)
     if (!quiet) printf("matrix   %s\n         n = %d, nnz = %lld (full symmetric pattern), read in %.3f s\n",
                        file, (int)n, (long long)nnz, t_read);
 
-    phase = "setup";
     opt.progress_fn = progress;
     opt.progress_ctx = &ps;
-    status = ildl_setup(n, A.rowptr, A.col, A.val, &opt, &h);
-    if (status) { snprintf(msg, sizeof msg, "%s", ildl_last_error(NULL)); goto report; }
-    phase = "factor";
-    status = ildl_factor(h, NULL);
-    if (status) { snprintf(msg, sizeof msg, "%s", ildl_last_error(h)); goto report; }
-    phase = "solve";
-    ps.start = ildl_wtime();
-    status = ildl_solve(h, b, x);
-    if (status) snprintf(msg, sizeof msg, "%s", ildl_last_error(h));
+    double *ts = malloc(sizeof(double) * 3 * (size_t)repeat);
+    if (!ts) { status = ILDL_ERR_OUT_OF_MEMORY; goto report; }
+    for (int rep = 0; rep < repeat; rep++) {
+        if (h) { ildl_destroy(h); h = NULL; }
+        phase = "setup";
+        status = ildl_setup(n, A.rowptr, A.col, A.val, &opt, &h);
+        if (status) { snprintf(msg, sizeof msg, "%s", ildl_last_error(NULL)); break; }
+        phase = "factor";
+        status = ildl_factor(h, NULL);
+        if (status) { snprintf(msg, sizeof msg, "%s", ildl_last_error(h)); break; }
+        phase = "solve";
+        ps.start = ildl_wtime();
+        status = ildl_solve(h, b, x);
+        if (status) snprintf(msg, sizeof msg, "%s", ildl_last_error(h));
+        ildl_get_info(h, &info);
+        ts[rep] = info.setup_seconds;
+        ts[repeat + rep] = info.factor_seconds;
+        ts[2 * repeat + rep] = info.solve_seconds;
+        if (status && status != ILDL_ERR_NOT_CONVERGED && status != ILDL_ERR_BREAKDOWN) break;
+    }
+    if (h && repeat > 1 && (status == ILDL_SUCCESS || status == ILDL_ERR_NOT_CONVERGED || status == ILDL_ERR_BREAKDOWN)) {
+        median_times = 1;
+        med[0] = median(ts, repeat);
+        med[1] = median(ts + repeat, repeat);
+        med[2] = median(ts + 2 * repeat, repeat);
+    }
+    free(ts);
     if (ones) {
-        double e = 0, o = 0;
-        for (int32_t i = 0; i < n; i++) { e = fmax(e, fabs(x[i] - 1.0)); o = 1.0; }
-        err_ones = e / o;
+        double e = 0;
+        for (int32_t i = 0; i < n; i++) e = fmax(e, fabs(x[i] - 1.0));
+        err_ones = e;
     }
 
 report:
     if (h) ildl_get_info(h, &info);
+    if (median_times) {
+        info.setup_seconds = med[0];
+        info.factor_seconds = med[1];
+        info.solve_seconds = med[2];
+    }
     int converged = h && info.converged;
     exit_code = (status == ILDL_SUCCESS && converged) ? 0 : (status == ILDL_ERR_NOT_CONVERGED || status == ILDL_ERR_BREAKDOWN) ? 1 : 2;
     if (!quiet) {
@@ -239,7 +281,8 @@ report:
             printf("factor   nnz %lld (fill %.2f), 2x2 pivots %d, perturbed %d, inertia (+%d, -%d, 0:%d)\n",
                    (long long)info.factor_nnz, info.fill, (int)info.num_2x2_pivots, (int)info.num_perturbed,
                    (int)info.inertia_pos, (int)info.inertia_neg, (int)info.inertia_zero);
-            printf("time     setup %.4f s, factor %.4f s, solve %.4f s\n", info.setup_seconds, info.factor_seconds, info.solve_seconds);
+            printf("time     setup %.4f s, factor %.4f s, solve %.4f s%s\n", info.setup_seconds, info.factor_seconds,
+                   info.solve_seconds, median_times ? " (medians)" : "");
             printf("sqmr     %d iterations, true relative residual %.3e (%s)\n", info.iterations, info.true_residual,
                    converged ? "converged" : "NOT converged");
             if (isfinite(err_ones)) printf("error    max |x - 1| = %.3e\n", err_ones);
@@ -271,6 +314,8 @@ report:
         printf(",\"blocks\":%d,\"levels\":%d,\"tiles\":%lld,\"factor_nnz\":%lld,\"fill\":", (int)info.num_blocks,
                (int)info.num_levels, (long long)info.num_tiles, (long long)info.factor_nnz);
         json_number(stdout, info.fill);
+        printf(",\"repeat\":%d,\"device_bytes\":%zu,\"schedule\":\"%s\"", repeat, info.device_bytes,
+               name_of(schedules, opt.solve_schedule));
         printf(",\"perturbed\":%d,\"pivots_2x2\":%d,\"ordering\":\"%s\",\"blocking\":\"%s\",\"pivot\":\"%s\","
                "\"fill_level\":%d,\"fill_factor\":%g,\"threshold\":%g,\"precision\":\"%s\"}\n",
                (int)info.num_perturbed, (int)info.num_2x2_pivots, name_of(orderings, opt.ordering),

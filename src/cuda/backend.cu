@@ -66,7 +66,8 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
                     (void *)c->d_inflight, (void *)c->d_need, (void *)c->d_res, (void *)c->d_rownorm,
                     (void *)c->d_state, (void *)c->d_pair_hint, (void *)c->d_q, (void *)c->d_qs,
                     (void *)c->d_w, (void *)c->d_r, (void *)c->d_z, (void *)c->d_arow,
-                    (void *)c->d_acol, (void *)c->d_aval};
+                    (void *)c->d_acol, (void *)c->d_aval, (void *)c->d_done_f,
+                    (void *)c->d_done_b, (void *)c->d_epoch, (void *)c->d_tickets};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++)
         if (ptrs[k]) cudaFree(ptrs[k]);
     free(c->chunk_r0);
@@ -142,6 +143,7 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         cudaDeviceProp prop;
         CU(cudaGetDeviceProperties(&prop, device_id));
         snprintf(c->name, sizeof c->name, "%s", prop.name);
+        c->sm_count = prop.multiProcessorCount;
     }
     status = plan_chunks(c, T, rowbase);
     if (status) goto cleanup;
@@ -181,6 +183,13 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         CU(alloc(&c->d_res, (size_t)c->budget, B));
         CU(alloc(&c->d_rownorm, (size_t)c->budget * LD, B));
         CU(alloc(&c->d_state, 1, B));
+        CU(alloc(&c->d_done_f, (size_t)T->nb, B));
+        CU(alloc(&c->d_done_b, (size_t)T->nb, B));
+        CU(alloc(&c->d_epoch, 1, B));
+        CU(alloc(&c->d_tickets, 2, B));
+        CU(cudaMemset(c->d_done_f, 0, sizeof(int) * (size_t)T->nb));
+        CU(cudaMemset(c->d_done_b, 0, sizeof(int) * (size_t)T->nb));
+        CU(cudaMemset(c->d_epoch, 0, sizeof(int)));
         c->nlevels = T->nlevels;
         c->level_ptr = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T->nlevels + 1));
         if (!c->level_ptr) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
@@ -311,6 +320,20 @@ cleanup:
 static int solve_device(ildl_cuda_ctx *c, double *x, cudaStream_t s)
 {
     int status = ILDL_SUCCESS;
+    if (c->schedule == ILDL_SCHEDULE_SYNCFREE) {
+        int per = ILDL_SF_WARPS;
+        int blocks = (c->T.nb + per - 1) / per, cap = c->sm_count * 16;
+        if (blocks > cap) blocks = cap;
+        k_syncfree_begin<<<1, 1, 0, s>>>(c->d_epoch, c->d_tickets);
+        CU_LAUNCH();
+        k_forward_syncfree<<<blocks, per * 32, 0, s>>>(c->T, x, c->d_done_f, c->d_tickets, c->d_epoch);
+        CU_LAUNCH();
+        k_dsolve<<<(c->n + 255) / 256, 256, 0, s>>>(c->T, x);
+        CU_LAUNCH();
+        k_backward_syncfree<<<blocks, per * 32, 0, s>>>(c->T, x, c->d_done_b, c->d_tickets + 1, c->d_epoch);
+        CU_LAUNCH();
+        return ILDL_SUCCESS;
+    }
     for (int32_t lev = 0; lev < c->nlevels; lev++) {
         int32_t r0 = c->level_ptr[lev], nr = c->level_ptr[lev + 1] - r0;
         k_forward_level<<<nr, LD, 0, s>>>(c->T, c->d_level_rows + r0, x);
@@ -325,6 +348,16 @@ static int solve_device(ildl_cuda_ctx *c, double *x, cudaStream_t s)
     }
 cleanup:
     return status;
+}
+
+extern "C" int ildl_cuda_set_schedule(ildl_cuda_ctx *c, int schedule)
+{
+    if (schedule != ILDL_SCHEDULE_SYNCFREE && schedule != ILDL_SCHEDULE_LEVELS) return ILDL_ERR_INVALID_OPTION;
+    if (c->schedule != schedule) {
+        c->schedule = schedule;
+        ildl_cuda_sqmr_free(c); /* captured graphs hold the old schedule */
+    }
+    return ILDL_SUCCESS;
 }
 
 extern "C" int ildl_cuda_solve_factored(ildl_cuda_ctx *c, double *x)

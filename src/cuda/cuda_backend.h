@@ -46,6 +46,9 @@ int ildl_cuda_apply(ildl_cuda_ctx *c, const double *r, double *z, int where, voi
 int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x, const ildl_sqmr_params *prm,
                    ildl_sqmr_result *res);
 
+/* Choose the schedule of the block triangular solves (ILDL_SCHEDULE_*). */
+int ildl_cuda_set_schedule(ildl_cuda_ctx *c, int schedule);
+
 /* Device bytes held by the context. */
 size_t ildl_cuda_bytes(const ildl_cuda_ctx *c);
 

@@ -28,5 +28,9 @@ __global__ void k_phase_c(dev_tiles T, const int32_t *rows, const int32_t *rowba
 __global__ void k_forward_level(dev_tiles T, const int32_t *rows, double *x);
 __global__ void k_backward_level(dev_tiles T, const int32_t *rows, double *x);
 __global__ void k_dsolve(dev_tiles T, double *x);
+__global__ void k_syncfree_begin(int *epoch, int *tickets);
+__global__ void k_forward_syncfree(dev_tiles T, double *x, int *done, int *ticket, const int *epoch);
+__global__ void k_backward_syncfree(dev_tiles T, double *x, int *done, int *ticket, const int *epoch);
+#define ILDL_SF_WARPS 4
 
 #endif

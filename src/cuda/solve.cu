@@ -1,20 +1,60 @@
-/* solve.cu -- level-scheduled block triangular solves with U^T D U on the GPU, one warp per
- * block row of a level, mirroring src/cpu/solve.c entry for entry (same summation orders). */
+/* solve.cu -- block triangular solves with U^T D U on the GPU, one warp per block row,
+ * mirroring src/cpu/solve.c entry for entry (same summation orders), in two schedules:
+ *
+ *  levels     one launch per level and direction (the reference schedule);
+ *  sync-free  one persistent launch per direction: warps take block rows by an atomic
+ *             ticket in level order, wait for the rows they depend on through per-row
+ *             done flags (epoch-stamped, so nothing is reset between applications), and
+ *             publish their own row with a fence followed by the flag.
+ *
+ * A row's arithmetic is the same in both schedules and reads only final values, so both give
+ * bit-identical results; the sync-free one removes the per-level launch gaps that dominate
+ * on deep matrices. Taking rows by ticket in level order (not by blockIdx) guarantees that
+ * every row a warp waits for has already been claimed by a running warp: no deadlock even
+ * when the grid is not resident all at once. */
 #include "cuda/factor_kernels.cuh"
 
-/* x_i <- U_ii^-T (x_i - sum_k U_ki^T x_k) for the block rows of one level. */
-__global__ void k_forward_level(dev_tiles T, const int32_t *rows, double *x)
+#define SF_WARPS 4 /* warps per block of the sync-free kernels */
+
+/* Wait until row k's flag carries this epoch, then make its x visible to the warp. */
+__device__ __forceinline__ void sf_wait(const int *done, int32_t k, int epoch)
 {
-    __shared__ double us[TILE];
-    int c = threadIdx.x;
-    int32_t i = rows[blockIdx.x];
+    if ((threadIdx.x & 31) == 0) {
+        while (*(volatile const int *)(done + k) != epoch) {
+        }
+        __threadfence();
+    }
+    __syncwarp();
+}
+
+/* Publish row i: its x values first, then the flag. */
+__device__ __forceinline__ void sf_publish(int *done, int32_t i, int epoch)
+{
+    __threadfence();
+    __syncwarp();
+    if ((threadIdx.x & 31) == 0) atomicExch(done + i, epoch);
+}
+
+/* Load a dependency's x: in the sync-free schedule bypass L1 (written by another SM). */
+template <bool SF> __device__ __forceinline__ double ld_dep(const double *p)
+{
+    return SF ? __ldcg(p) : *p;
+}
+
+/* x_i <- U_ii^-T (x_i - sum_k U_ki^T x_k) by one warp; us: TILE doubles of shared memory. */
+template <bool SF>
+__device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *us, const int *done,
+                            int epoch)
+{
+    int c = threadIdx.x & 31;
     int mi = dev_bsize(T, i);
     double *xi = x + T.bstart[i];
-    double xv = (c < mi) ? xi[c] : 0.0;
+    double xv = (c < mi) ? ld_dep<SF>(xi + c) : 0.0;
     for (int64_t q = T.col_ptr[i]; q < T.col_ptr[i + 1]; q++) {
         int64_t t = T.col_tiles[q];
         int32_t k = T.row[t];
         if (k >= i) break;
+        if (SF) sf_wait(done, k, epoch);
         const double *xk = x + T.bstart[k];
         const double *v = T.val + T.off[t];
         double s = 0.0;
@@ -22,15 +62,15 @@ __global__ void k_forward_level(dev_tiles T, const int32_t *rows, double *x)
             const uint16_t *ix = T.idx + T.off[t];
             int64_t nz = T.nnz[t];
             for (int64_t e = 0; e < nz; e++)
-                if ((ix[e] & 31) == c) s += v[e] * xk[ix[e] >> 5];
+                if ((ix[e] & 31) == c) s += v[e] * ld_dep<SF>(xk + (ix[e] >> 5));
         } else if (c < mi) {
             int mk = dev_bsize(T, k);
-            for (int l = 0; l < mk; l++) s += v[l * mi + c] * xk[l];
+            for (int l = 0; l < mk; l++) s += v[l * mi + c] * ld_dep<SF>(xk + l);
         }
         xv -= s;
     }
     /* U_ii^-T: lane c accumulates s_c over l ascending as x_l becomes final (the CPU's
-     * order); x_l is broadcast by shuffle, U_ii row l is read from shared memory */
+     * order); x_l is broadcast by shuffle, U_ii from shared memory */
     const double *u = T.val + T.off[T.row_ptr[i]];
     for (int e = c; e < mi * mi; e += LD) us[e] = u[e];
     __syncwarp();
@@ -41,19 +81,21 @@ __global__ void k_forward_level(dev_tiles T, const int32_t *rows, double *x)
         if (c > l && c < mi) s += us[l * mi + c] * xl;
     }
     if (c < mi) xi[c] = xv;
+    __syncwarp();
 }
 
-/* x_i <- U_ii^-1 (x_i - sum_j U_ij x_j) for the block rows of one level. */
-__global__ void k_backward_level(dev_tiles T, const int32_t *rows, double *x)
+/* x_i <- U_ii^-1 (x_i - sum_j U_ij x_j) by one warp. */
+template <bool SF>
+__device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *us, const int *done,
+                             int epoch)
 {
-    __shared__ double us[TILE];
-    int r = threadIdx.x;
-    int32_t i = rows[blockIdx.x];
+    int r = threadIdx.x & 31;
     int mi = dev_bsize(T, i);
     double *xi = x + T.bstart[i];
-    double xv = (r < mi) ? xi[r] : 0.0;
+    double xv = (r < mi) ? ld_dep<SF>(xi + r) : 0.0;
     for (int64_t t = T.row_ptr[i] + 1; t < T.row_ptr[i + 1]; t++) {
         int32_t j = T.col[t];
+        if (SF) sf_wait(done, j, epoch);
         const double *xj = x + T.bstart[j];
         const double *v = T.val + T.off[t];
         double s = 0.0;
@@ -61,10 +103,10 @@ __global__ void k_backward_level(dev_tiles T, const int32_t *rows, double *x)
             const uint16_t *ix = T.idx + T.off[t];
             int64_t nz = T.nnz[t];
             for (int64_t e = 0; e < nz; e++)
-                if ((ix[e] >> 5) == r) s += v[e] * xj[ix[e] & 31];
+                if ((ix[e] >> 5) == r) s += v[e] * ld_dep<SF>(xj + (ix[e] & 31));
         } else if (r < mi) {
             int mj = dev_bsize(T, j);
-            for (int c = 0; c < mj; c++) s += v[r * mj + c] * xj[c];
+            for (int c = 0; c < mj; c++) s += v[r * mj + c] * ld_dep<SF>(xj + c);
         }
         xv -= s;
     }
@@ -79,6 +121,63 @@ __global__ void k_backward_level(dev_tiles T, const int32_t *rows, double *x)
         if (r < c) s += us[r * mi + c] * xc;
     }
     if (r < mi) xi[r] = xv;
+    __syncwarp();
+}
+
+/* ------------------------------------------------------------ level schedule */
+
+__global__ void k_forward_level(dev_tiles T, const int32_t *rows, double *x)
+{
+    __shared__ double us[TILE];
+    row_forward<false>(T, rows[blockIdx.x], x, us, NULL, 0);
+}
+
+__global__ void k_backward_level(dev_tiles T, const int32_t *rows, double *x)
+{
+    __shared__ double us[TILE];
+    row_backward<false>(T, rows[blockIdx.x], x, us, NULL, 0);
+}
+
+/* ------------------------------------------------------------ sync-free schedule */
+
+/* New epoch for the flags, tickets back to zero (one thread, before each solve). */
+__global__ void k_syncfree_begin(int *epoch, int *tickets)
+{
+    epoch[0] += 1;
+    tickets[0] = 0;
+    tickets[1] = 0;
+}
+
+__global__ void __launch_bounds__(SF_WARPS * 32) k_forward_syncfree(dev_tiles T, double *x, int *done,
+                                                                    int *ticket, const int *epoch)
+{
+    __shared__ double us[SF_WARPS][TILE];
+    int w = threadIdx.x >> 5, lane = threadIdx.x & 31, ep = *epoch;
+    for (;;) {
+        int t = 0;
+        if (lane == 0) t = atomicAdd(ticket, 1);
+        t = __shfl_sync(0xffffffffu, t, 0);
+        if (t >= T.nb) break;
+        int32_t i = T.level_rows[t];
+        row_forward<true>(T, i, x, us[w], done, ep);
+        sf_publish(done, i, ep);
+    }
+}
+
+__global__ void __launch_bounds__(SF_WARPS * 32) k_backward_syncfree(dev_tiles T, double *x, int *done,
+                                                                     int *ticket, const int *epoch)
+{
+    __shared__ double us[SF_WARPS][TILE];
+    int w = threadIdx.x >> 5, lane = threadIdx.x & 31, ep = *epoch;
+    for (;;) {
+        int t = 0;
+        if (lane == 0) t = atomicAdd(ticket, 1);
+        t = __shfl_sync(0xffffffffu, t, 0);
+        if (t >= T.nb) break;
+        int32_t i = T.level_rows[T.nb - 1 - t];
+        row_backward<true>(T, i, x, us[w], done, ep);
+        sf_publish(done, i, ep);
+    }
 }
 
 /* x <- D^-1 x (1x1 and 2x2 pivots); one thread per row, the first of a 2x2 does both. */

@@ -86,7 +86,7 @@ static double compare(const ildl_tiles *T, const factor_copy *f, int64_t *struct
     return worst;
 }
 
-typedef struct run_stats { double worst; int64_t structural; int bitwise; double solve_diff; } run_stats;
+typedef struct run_stats { double worst; int64_t structural; int bitwise; double solve_diff; int schedules_equal; } run_stats;
 
 /* Analyse A with o, factor on CPU and twice on GPU, compare; 0 if no GPU. */
 static int agree(const ildl_csr *A, const ildl_options *o, run_stats *rs)
@@ -118,8 +118,16 @@ static int agree(const ildl_csr *A, const ildl_options *o, run_stats *rs)
     assert_int_equal(gs.inertia_pos, cs.inertia_pos);
     assert_int_equal(gs.inertia_neg, cs.inertia_neg);
     copy_factor(T, &gpu1);
-    /* solve with the GPU factor on the GPU vs the CPU reference solve with the CPU factor */
+    /* solve with the GPU factor on the GPU vs the CPU reference solve with the CPU factor;
+     * the level schedule and the sync-free schedule must agree bit for bit */
+    double *y2 = malloc(sizeof(double) * n);
+    memcpy(y2, y, sizeof(double) * n);
+    assert_int_equal(ildl_cuda_set_schedule(c, ILDL_SCHEDULE_LEVELS), ILDL_SUCCESS);
+    assert_int_equal(ildl_cuda_solve_factored(c, y2), ILDL_SUCCESS);
+    assert_int_equal(ildl_cuda_set_schedule(c, ILDL_SCHEDULE_SYNCFREE), ILDL_SUCCESS);
     assert_int_equal(ildl_cuda_solve_factored(c, y), ILDL_SUCCESS);
+    rs->schedules_equal = memcmp(y, y2, sizeof(double) * n) == 0;
+    free(y2);
     double num = 0, den = 0;
     for (int32_t k = 0; k < n; k++) { num += (y[k] - yc[k]) * (y[k] - yc[k]); den += yc[k] * yc[k]; }
     rs->solve_diff = sqrt(num / (den > 0 ? den : 1));
@@ -166,6 +174,7 @@ static void test_generated(void **state)
         assert_true(rs.worst <= 1e-13);
         assert_true(rs.bitwise);
         assert_true(rs.solve_diff <= 1e-12);
+        assert_true(rs.schedules_equal);
     }
     ildl_csr_free(&A);
 }
@@ -203,7 +212,8 @@ static void test_shared(void **state)
             o.pivoting = piv;
             run_stats rs;
             agree(&A, &o, &rs);
-            int ok = rs.structural == 0 && rs.worst <= 1e-13 && rs.bitwise && rs.solve_diff <= 1e-11;
+            int ok = rs.structural == 0 && rs.worst <= 1e-13 && rs.bitwise && rs.solve_diff <= 1e-11 &&
+                     rs.schedules_equal;
             printf("%-40s %6s %9.2e %6lld %4d %9.2e%s\n", names[k], piv == ILDL_PIVOT_BK ? "bk" : "rook",
                    rs.worst, (long long)rs.structural, rs.bitwise, rs.solve_diff, ok ? "" : "  MISMATCH");
             failures += !ok;
