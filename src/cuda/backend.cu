@@ -357,7 +357,8 @@ extern "C" int ildl_cuda_set_schedule(ildl_cuda_ctx *c, int schedule)
         c->schedule = schedule;
         ildl_cuda_sqmr_free(c); /* captured graphs hold the old schedule */
     }
-    return ILDL_SUCCESS;
+    /* capture SQMR's graphs now, so that the first solve does not pay for it */
+    return c->hostA ? ildl_cuda_sqmr_prepare(c) : ILDL_SUCCESS;
 }
 
 extern "C" int ildl_cuda_solve_factored(ildl_cuda_ctx *c, double *x)

@@ -47,6 +47,9 @@ struct ildl_cuda_ctx {
 /* z = M^{-1} r for device vectors in the user's ordering, on stream s (capturable). */
 int ildl_cuda_apply_device(ildl_cuda_ctx *c, const double *r, double *z, cudaStream_t s);
 
+/* Allocate SQMR's vectors and capture its iteration graphs (idempotent). */
+int ildl_cuda_sqmr_prepare(ildl_cuda_ctx *c);
+
 /* Release what sqmr.cu allocated in c (safe when nothing was). */
 void ildl_cuda_sqmr_free(ildl_cuda_ctx *c);
 

@@ -261,7 +261,7 @@ cleanup:
     return status;
 }
 
-static int prepare(ildl_cuda_ctx *c)
+int ildl_cuda_sqmr_prepare(ildl_cuda_ctx *c)
 {
     int status = ILDL_SUCCESS;
     if (c->d_S) return ILDL_SUCCESS;
@@ -313,7 +313,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
     if (res) *res = out;
     if (!c->factored || !c->hostA) return ILDL_ERR_CALL_ORDER;
     CU(cudaSetDevice(c->device));
-    status = prepare(c);
+    status = ildl_cuda_sqmr_prepare(c);
     if (status) goto cleanup;
     CU(cudaMemcpyAsync(c->d_aval, c->hostA->val, sizeof(double) * (size_t)c->hostA->rowptr[c->n],
                        cudaMemcpyHostToDevice, c->stream));

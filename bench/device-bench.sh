@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Run ON THE DEVICE (after bench/prepare-device.sh here; carry build-cuda .carry .devdata):
+# every matrix of a suite through `ildl solve` with the CPU backend (all host cores) and the
+# CUDA backend, each as the median of REPEAT runs of setup+factor+solve in one process.
+# Writes $OUT/bench.jsonl (one JSON object per run) and $OUT/meta.json; render the report
+# here with: python3 bench/render_benchmarks.py RESULTS_DIR > docs/benchmarks.md
+#   usage: bash bench/device-bench.sh [small|all] [REPEAT]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+SUITE=${1:-small}
+REPEAT=${2:-5}
+OUTDIR=${OUT:-/tmp/ildl-out}
+mkdir -p "$OUTDIR"
+export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
+B=build-cuda
+if [ "$SUITE" = all ]; then LIST=$(ls .devdata/matrices/*.mtx.gz); else LIST=$(cat bench/suite-small.txt | sed 's|^|.devdata/matrices/|'); fi
+{
+  echo "{"
+  echo "\"device\": \"$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)\","
+  echo "\"driver\": \"$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)\","
+  echo "\"cuda_build\": \"$(cat .carry/build-info.txt 2>/dev/null | head -n 1)\","
+  echo "\"host_cpus\": $(nproc),"
+  echo "\"date\": \"$(date -u +%Y-%m-%dT%H:%MZ)\", \"repeat\": $REPEAT, \"suite\": \"$SUITE\""
+  echo "}"
+} > "$OUTDIR/meta.json"
+: > "$OUTDIR/bench.jsonl"
+for m in $LIST; do
+  for be in cpu cuda; do
+    timeout 300 $B/tools/ildl solve "$m" --backend $be --repeat "$REPEAT" --threads "$(nproc)" --json --quiet \
+      | tail -n 1 >> "$OUTDIR/bench.jsonl"
+  done
+done
+python3 bench/render_benchmarks.py "$OUTDIR" --summary
