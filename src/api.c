@@ -233,6 +233,7 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
             h->backend = ILDL_BACKEND_CPU;
             st = ILDL_SUCCESS;
         }
+        if (!st && h->cuda && h->opt.precision == ILDL_PREC_MIXED) st = ildl_cuda_set_mixed(h->cuda);
         if (!st && h->cuda) st = ildl_cuda_set_schedule(h->cuda, h->opt.solve_schedule);
         if (st) goto fail;
         h->info.t_upload = ildl_wtime() - tu;

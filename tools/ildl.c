@@ -12,6 +12,7 @@
 #include "core/csr.h"
 #include "core/util.h"
 #include "io/mmio.h"
+#include "tools/stats.h"
 
 typedef struct { const char *name; int value; } named;
 static const named backends[] = {{"auto", ILDL_BACKEND_AUTO}, {"cpu", ILDL_BACKEND_CPU}, {"cuda", ILDL_BACKEND_CUDA}, {0, 0}};
@@ -65,6 +66,7 @@ static void usage(FILE *f)
     ildl_options_default(&d);
     fprintf(f,
         "usage: ildl solve FILE.mtx[.gz] [options]\n"
+        "       ildl stats FILE.mtx[.gz] [--max-level L] [--block-size B] [--block-threshold C] [--svg PREFIX]\n"
         "       ildl --help | --version\n\n"
         "Solve A x = b for a sparse symmetric (indefinite) matrix A in Matrix Market format with\n"
         "SQMR preconditioned by a block-incomplete LDL^T. b = A*ones unless --rhs is given.\n\n"
@@ -141,11 +143,49 @@ static void json_number(FILE *f, double v)
     else fprintf(f, "null");
 }
 
+/* ildl stats FILE [--max-level L] [--block-size B] [--block-threshold C] [--svg PREFIX] */
+static int stats_main(int argc, char **argv)
+{
+    const char *file = NULL, *prefix = NULL;
+    int maxlf = 5, bs = 32;
+    double thr = 0.0;
+    ildl_options d;
+    ildl_options_default(&d);
+    thr = d.block_threshold;
+    for (int a = 2; a < argc; a++) {
+        const char *o = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
+        int bad = 0;
+        if (!strcmp(o, "--max-level") && v) { bad = parse_int(o, v, &maxlf); a++; }
+        else if (!strcmp(o, "--block-size") && v) { bad = parse_int(o, v, &bs); a++; }
+        else if (!strcmp(o, "--block-threshold") && v) { bad = parse_double(o, v, &thr); a++; }
+        else if (!strcmp(o, "--svg") && v) { prefix = v; a++; }
+        else if (o[0] != '-' && !file) file = o;
+        else { fprintf(stderr, "ildl stats: unknown or incomplete option '%s'\n", o); return 2; }
+        if (bad) return 2;
+    }
+    if (!file || maxlf < 0 || maxlf > 20 || bs < 1 || bs > 32) {
+        fprintf(stderr, "usage: ildl stats FILE.mtx[.gz] [--max-level 0..20 (5)] [--block-size 1..32 (32)] "
+                        "[--block-threshold C (%g)] [--svg PREFIX]\n", d.block_threshold);
+        return 2;
+    }
+    char msg[512];
+    ildl_csr A;
+    int st = ildl_mm_read(file, &A, msg, sizeof msg);
+    if (st) { fprintf(stderr, "ildl stats: %s: %s\n", ildl_strerror(st), msg); return 2; }
+    printf("matrix %s: n = %d, nnz = %lld, block size <= %d, cosine threshold %g\n", file, (int)A.n,
+           (long long)A.rowptr[A.n], bs, thr);
+    const char *base = strrchr(file, '/');
+    st = ildl_stats_run(&A, base ? base + 1 : file, maxlf, bs, thr, prefix);
+    ildl_csr_free(&A);
+    return st ? 2 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) { usage(stderr); return 2; }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { usage(stdout); return 0; }
     if (!strcmp(argv[1], "--version")) { printf("ildl (libblockildl) %s\n", ildl_version()); return 0; }
+    if (strcmp(argv[1], "stats") == 0) return stats_main(argc, argv);
     if (strcmp(argv[1], "solve") != 0) { fprintf(stderr, "ildl: unknown command '%s'\n", argv[1]); usage(stderr); return 2; }
 
     ildl_options opt;

@@ -1,6 +1,7 @@
 #include "analyse/analyse.h"
 #include <stdlib.h>
 #include <string.h>
+#include "analyse/match.h"
 #include "analyse/order.h"
 #include "analyse/scale.h"
 #include "core/util.h"
@@ -13,6 +14,15 @@ int ildl_analyse_rescale(const ildl_csr *A, const ildl_options *o, double *scale
         return ILDL_SUCCESS;
     case ILDL_SCALING_EQUILIBRATE:
         return ildl_scale_equilibrate(A, 20, 1e-3, scale);
+    case ILDL_SCALING_MATCHING: {
+        /* New values: a fresh matching and scaling; the pairs found by ildl_analyse (and the
+         * ordering built around them) are kept, so they may no longer be this matching's. */
+        int32_t unmatched, *pair = ildl_malloc(sizeof(int32_t) * (size_t)A->n);
+        if (!pair) return ILDL_ERR_OUT_OF_MEMORY;
+        int st = ildl_match_scale(A, scale, pair, &unmatched);
+        free(pair);
+        return st;
+    }
     default:
         return ILDL_ERR_NOT_SUPPORTED;
     }
@@ -70,10 +80,6 @@ static int check_options(const ildl_options *o, char *msg, size_t msglen)
         ildl_msg(msg, msglen, "unknown ordering %d", o->ordering);
         return ILDL_ERR_INVALID_OPTION;
     }
-    if (o->scaling == ILDL_SCALING_MATCHING) {
-        ildl_msg(msg, msglen, "matching-based scaling is not yet supported");
-        return ILDL_ERR_NOT_SUPPORTED;
-    }
     if (o->scaling < ILDL_SCALING_NONE || o->scaling > ILDL_SCALING_MATCHING) {
         ildl_msg(msg, msglen, "unknown scaling %d", o->scaling);
         return ILDL_ERR_INVALID_OPTION;
@@ -91,7 +97,7 @@ int ildl_analyse(const ildl_csr *A, const int64_t *src, const ildl_options *o,
 {
     int32_t n = A->n;
     int64_t nnz = A->rowptr[n];
-    int32_t *order = NULL;
+    int32_t *order = NULL, *pair = NULL;
     int64_t *map = NULL, *srcp = NULL;
     ildl_csr Ap = {0};
     memset(an, 0, sizeof *an);
@@ -102,7 +108,15 @@ int ildl_analyse(const ildl_csr *A, const int64_t *src, const ildl_options *o,
     double t = ildl_wtime();
     an->scale = ildl_malloc(sizeof(double) * (size_t)n);
     if (!an->scale) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
-    st = ildl_analyse_rescale(A, o, an->scale);
+    if (o->scaling == ILDL_SCALING_MATCHING) {
+        /* structural singularity is no failure: unmatched rows become 1x1 pivots, and the
+         * scaling stays bounded by 1 (n_unmatched tells the caller) */
+        pair = ildl_malloc(sizeof(int32_t) * (size_t)n);
+        if (!pair) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
+        st = ildl_match_scale(A, an->scale, pair, &an->n_unmatched);
+    } else {
+        st = ildl_analyse_rescale(A, o, an->scale);
+    }
     if (st) { ildl_msg(msg, msglen, "scaling failed"); goto cleanup; }
     an->t_scale = ildl_wtime() - t;
 
@@ -110,14 +124,20 @@ int ildl_analyse(const ildl_csr *A, const int64_t *src, const ildl_options *o,
     if (o->blocking == ILDL_BLOCKING_RB) {
         order = ildl_malloc(sizeof(int32_t) * (size_t)n);
         if (!order) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
-        st = ildl_order_graph(n, A->rowptr, A->col, o->ordering, order, msg, msglen);
+        /* with pairs, order the graph of pairs so that RB finds every pair adjacent */
+        st = ildl_match_order(A, pair, o->ordering, order, msg, msglen);
         if (st) goto cleanup;
-        st = ildl_block_rb(A, order, NULL, o->max_block_size, o->block_threshold, &an->blk);
+        st = ildl_block_rb(A, order, pair, o->max_block_size, o->block_threshold, &an->blk);
     } else {
-        st = ildl_block_br(A, o->ordering, NULL, o->max_block_size, o->block_threshold,
+        st = ildl_block_br(A, o->ordering, pair, o->max_block_size, o->block_threshold,
                            o->block_decay, &an->blk);
     }
     if (st) { ildl_msg(msg, msglen, "blocking failed (%d)", st); goto cleanup; }
+    if (pair) {
+        an->pair_hint = ildl_malloc((size_t)n);
+        if (!an->pair_hint) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
+        ildl_match_pair_hint(n, pair, an->blk.perm, an->blk.nb, an->blk.bstart, an->pair_hint);
+    }
     an->t_order_block = ildl_wtime() - t;
 
     map = ildl_malloc(sizeof(int64_t) * (size_t)nnz);
@@ -144,7 +164,7 @@ int ildl_analyse(const ildl_csr *A, const int64_t *src, const ildl_options *o,
 cleanup:
     if (st && st != ILDL_ERR_INVALID_OPTION && st != ILDL_ERR_NOT_SUPPORTED && msg && !msg[0])
         ildl_msg(msg, msglen, "analyse stage failed with status %d", st);
-    free(order); free(map); free(srcp);
+    free(order); free(pair); free(map); free(srcp);
     ildl_csr_free(&Ap);
     if (st) ildl_analysis_free(an);
     return st;
@@ -154,6 +174,7 @@ void ildl_analysis_free(ildl_analysis *an)
 {
     if (!an) return;
     free(an->scale);
+    free(an->pair_hint);
     ildl_blocking_free(&an->blk);
     ildl_coarse_free(&an->coarse);
     ildl_levels_free(&an->levels);

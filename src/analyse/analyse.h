@@ -13,6 +13,9 @@
 typedef struct ildl_analysis {
     int32_t n;
     double *scale;        /* [n] symmetric scaling, original indexing */
+    int8_t *pair_hint;    /* [n] analysed order, NULL unless scaling is MATCHING: 1 at k iff
+                           * analysed rows k, k+1 are a 2x2 pivot pair (same block) */
+    int32_t n_unmatched;  /* MATCHING: rows left unmatched (structurally singular A) */
     ildl_blocking blk;    /* perm[new] = old and block boundaries */
     ildl_coarse coarse;
     ildl_levels levels;

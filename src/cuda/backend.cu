@@ -67,7 +67,7 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
                     (void *)c->d_state, (void *)c->d_pair_hint, (void *)c->d_q, (void *)c->d_qs,
                     (void *)c->d_w, (void *)c->d_r, (void *)c->d_z, (void *)c->d_arow,
                     (void *)c->d_acol, (void *)c->d_aval, (void *)c->d_done_f,
-                    (void *)c->d_done_b, (void *)c->d_epoch, (void *)c->d_tickets};
+                    (void *)c->d_done_b, (void *)c->d_epoch, (void *)c->d_tickets, (void *)c->T.val32};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++)
         if (ptrs[k]) cudaFree(ptrs[k]);
     free(c->chunk_r0);
@@ -282,11 +282,31 @@ __global__ void k_round_single(int64_t m, double *v)
     if (k < m) v[k] = (double)(float)v[k];
 }
 
+__global__ void k_to_single(int64_t m, const double *v, float *w)
+{
+    int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < m) w[k] = (float)v[k];
+}
+
+extern "C" int ildl_cuda_set_mixed(ildl_cuda_ctx *c)
+{
+    int status = ILDL_SUCCESS;
+    if (c->T.val32) return ILDL_SUCCESS;
+    CU(cudaSetDevice(c->device));
+    CU(cudaMalloc((void **)&c->T.val32, sizeof(float) * (size_t)(c->T.total_cap ? c->T.total_cap : 1)));
+    c->bytes += sizeof(float) * (size_t)c->T.total_cap;
+    ildl_cuda_sqmr_free(c); /* captured graphs hold the old tile-store view */
+cleanup:
+    return status;
+}
+
+/* Mixed precision: the solves read a single-precision copy of U; D is rounded in place. */
 extern "C" int ildl_cuda_round_single(ildl_cuda_ctx *c)
 {
     int status = ILDL_SUCCESS;
     CU(cudaSetDevice(c->device));
-    k_round_single<<<(unsigned)((c->T.total_cap + 255) / 256), 256>>>(c->T.total_cap, c->T.val);
+    if (!c->T.val32) return ILDL_ERR_CALL_ORDER;
+    k_to_single<<<(unsigned)((c->T.total_cap + 255) / 256), 256>>>(c->T.total_cap, c->T.val, c->T.val32);
     CU_LAUNCH();
     k_round_single<<<(c->n + 255) / 256, 256>>>(c->n, c->T.d_diag);
     CU_LAUNCH();

@@ -49,11 +49,18 @@ struct dev_tiles {
     int64_t total_cap;
     int64_t *off, *nnz;
     double *val;
+    float *val32;   /* single-precision copy of val read by the solves (mixed precision), or NULL */
     uint16_t *idx;
     int32_t *piv;
     double *d_diag, *d_off;
     int8_t *piv_type;
 };
+
+/* A stored factor value as the solves read it: the single-precision copy when there is one. */
+__device__ __forceinline__ double dev_val(const dev_tiles &T, int64_t p)
+{
+    return T.val32 ? (double)T.val32[p] : T.val[p];
+}
 
 __device__ __forceinline__ int dev_bsize(const dev_tiles &T, int32_t b)
 {

@@ -26,7 +26,11 @@ int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id, ildl
 int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_factor_params *p,
                      ildl_factor_stats *st, char *msg, size_t msglen);
 
-/* Round the device factor (U values and D) to single precision: the mixed-precision mode. */
+/* Mixed precision: keep a single-precision copy of U that the solves read (call once after
+ * create, before the first solve). */
+int ildl_cuda_set_mixed(ildl_cuda_ctx *c);
+
+/* After a factorization: fill the single-precision copy of U and round D to single. */
 int ildl_cuda_round_single(ildl_cuda_ctx *c);
 
 /* Copy the factor values and indices (val, idx) into the host T too (for comparisons). */

@@ -56,23 +56,23 @@ __device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *us
         if (k >= i) break;
         if (SF) sf_wait(done, k, epoch);
         const double *xk = x + T.bstart[k];
-        const double *v = T.val + T.off[t];
+        const int64_t v0 = T.off[t];
         double s = 0.0;
         if (T.format[t] == ILDL_TILE_SPARSE) {
             const uint16_t *ix = T.idx + T.off[t];
             int64_t nz = T.nnz[t];
             for (int64_t e = 0; e < nz; e++)
-                if ((ix[e] & 31) == c) s += v[e] * ld_dep<SF>(xk + (ix[e] >> 5));
+                if ((ix[e] & 31) == c) s += dev_val(T, v0 + e) * ld_dep<SF>(xk + (ix[e] >> 5));
         } else if (c < mi) {
             int mk = dev_bsize(T, k);
-            for (int l = 0; l < mk; l++) s += v[l * mi + c] * ld_dep<SF>(xk + l);
+            for (int l = 0; l < mk; l++) s += dev_val(T, v0 + l * mi + c) * ld_dep<SF>(xk + l);
         }
         xv -= s;
     }
     /* U_ii^-T: lane c accumulates s_c over l ascending as x_l becomes final (the CPU's
      * order); x_l is broadcast by shuffle, U_ii from shared memory */
-    const double *u = T.val + T.off[T.row_ptr[i]];
-    for (int e = c; e < mi * mi; e += LD) us[e] = u[e];
+    const int64_t u0 = T.off[T.row_ptr[i]];
+    for (int e = c; e < mi * mi; e += LD) us[e] = dev_val(T, u0 + e);
     __syncwarp();
     double s = 0.0;
     for (int l = 0; l < mi; l++) {
@@ -97,22 +97,22 @@ __device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *u
         int32_t j = T.col[t];
         if (SF) sf_wait(done, j, epoch);
         const double *xj = x + T.bstart[j];
-        const double *v = T.val + T.off[t];
+        const int64_t v0 = T.off[t];
         double s = 0.0;
         if (T.format[t] == ILDL_TILE_SPARSE) {
             const uint16_t *ix = T.idx + T.off[t];
             int64_t nz = T.nnz[t];
             for (int64_t e = 0; e < nz; e++)
-                if ((ix[e] >> 5) == r) s += v[e] * ld_dep<SF>(xj + (ix[e] & 31));
+                if ((ix[e] >> 5) == r) s += dev_val(T, v0 + e) * ld_dep<SF>(xj + (ix[e] & 31));
         } else if (r < mi) {
             int mj = dev_bsize(T, j);
-            for (int c = 0; c < mj; c++) s += v[r * mj + c] * ld_dep<SF>(xj + c);
+            for (int c = 0; c < mj; c++) s += dev_val(T, v0 + r * mj + c) * ld_dep<SF>(xj + c);
         }
         xv -= s;
     }
     /* U_ii^-1: lane r accumulates s_r over c descending as x_c becomes final */
-    const double *u = T.val + T.off[T.row_ptr[i]];
-    for (int e = r; e < mi * mi; e += LD) us[e] = u[e];
+    const int64_t u0 = T.off[T.row_ptr[i]];
+    for (int e = r; e < mi * mi; e += LD) us[e] = dev_val(T, u0 + e);
     __syncwarp();
     double s = 0.0;
     for (int c = mi - 1; c >= 0; c--) {

@@ -235,25 +235,30 @@ static void test_api_iterations(void **state)
     double *b = malloc(sizeof(double) * A.n), *x = malloc(sizeof(double) * A.n), *ones = malloc(sizeof(double) * A.n);
     for (int32_t i = 0; i < A.n; i++) ones[i] = 1;
     ildl_csr_matvec(&A, ones, b);
-    int iters[2];
-    double res[2];
-    for (int be = 0; be < 2; be++) {
-        ildl_options o;
-        ildl_options_default(&o);
-        o.backend = be ? ILDL_BACKEND_CUDA : ILDL_BACKEND_CPU;
-        ildl_handle *h = NULL;
-        assert_int_equal(ildl_setup(A.n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
-        assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
-        ildl_solve(h, b, x);
-        ildl_info info;
-        ildl_get_info(h, &info);
-        assert_int_equal(info.backend, o.backend);
-        iters[be] = info.iterations;
-        res[be] = info.true_residual;
-        ildl_destroy(h);
+    for (int prec = ILDL_PREC_DOUBLE; prec <= ILDL_PREC_MIXED; prec += ILDL_PREC_MIXED - ILDL_PREC_DOUBLE) {
+        int iters[2];
+        double res[2];
+        for (int be = 0; be < 2; be++) {
+            ildl_options o;
+            ildl_options_default(&o);
+            o.backend = be ? ILDL_BACKEND_CUDA : ILDL_BACKEND_CPU;
+            o.precision = prec;
+            ildl_handle *h = NULL;
+            assert_int_equal(ildl_setup(A.n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
+            assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+            ildl_solve(h, b, x);
+            ildl_info info;
+            ildl_get_info(h, &info);
+            assert_int_equal(info.backend, o.backend);
+            iters[be] = info.iterations;
+            res[be] = info.true_residual;
+            ildl_destroy(h);
+        }
+        printf("SQMR (%s) iterations cpu %d (%.2e) cuda %d (%.2e)\n", prec ? "mixed" : "double", iters[0],
+               res[0], iters[1], res[1]);
+        assert_int_equal(iters[0], iters[1]);
+        assert_true(res[0] == res[1]);
     }
-    printf("SQMR iterations cpu %d (%.2e) cuda %d (%.2e)\n", iters[0], res[0], iters[1], res[1]);
-    assert_int_equal(iters[0], iters[1]);
     free(b); free(x); free(ones);
     ildl_csr_free(&A);
 }
