@@ -239,6 +239,8 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
         h->info.t_upload = ildl_wtime() - tu;
     }
 
+    if (h->an.n_unmatched > 0)
+        logline(h, 1, "matching: %d rows structurally unmatched (treated as 1x1 pivots)", (int)h->an.n_unmatched);
     ildl_info *I = &h->info;
     I->backend = h->backend;
     I->n = n;
@@ -317,7 +319,7 @@ ILDL_API int ildl_factor(ildl_handle *h, const double *values)
         .pivot_tol = h->opt.pivot_tol,
         .perturb = h->opt.pivot_perturb,
         .leftover = h->opt.leftover,
-        .pair_hint = NULL,
+        .pair_hint = h->an.pair_hint, /* static 2x2 pivots from the matching, or NULL */
         .num_threads = h->opt.num_threads,
     };
     ildl_factor_stats fs;

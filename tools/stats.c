@@ -74,6 +74,11 @@ static void write_plot(const char *path, const stat_row *rows, int nrows, int ma
         for (int lf = 0; lf <= maxlf; lf++)
             fprintf(f, "<text x='%d' y='%d'>%d</text>\n", x0 + lf * pw / (maxlf > 0 ? maxlf : 1) - 3, y0 + ph + 14, lf);
         fprintf(f, "<text x='%d' y='%d'>level of fill</text>\n", x0 + pw / 2 - 30, y0 + ph + 28);
+        for (double t = 1; t <= ymax; t *= 10) {
+            double ty = y0 + ph - ph * __builtin_log(t) / __builtin_log(ymax > 1 ? ymax : 2);
+            fprintf(f, "<line x1='%d' x2='%d' y1='%.1f' y2='%.1f' stroke='#ccc'/><text x='%d' y='%.1f' text-anchor='end'>%g</text>\n",
+                    x0, x0 + pw, ty, ty, x0 - 4, ty + 4, t);
+        }
         for (int o = 0; o < 4; o++)
             for (int which = 0; which < 2; which++) {
                 fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='2'%s points='", colour[o],

@@ -46,8 +46,9 @@ typedef int (*ildl_gen_row_fn)(const void *ctx, int32_t i, int32_t *col, double 
  * exceeded maxrow). */
 int ildl_gen_build(int32_t n, int maxrow, ildl_gen_row_fn row, const void *ctx, ildl_csr *A);
 
-/* xoshiro256** seeded through splitmix64: the only source of randomness here, so equal seeds
- * give bitwise equal matrices on every platform with IEEE doubles. */
+/* xoshiro256** seeded through splitmix64: the only source of randomness here. The integer
+ * stream is the same everywhere; the KKT diagonal also goes through libm's pow, so equal seeds
+ * give bitwise equal matrices with the same C library. */
 typedef struct ildl_gen_rng { uint64_t s[4]; } ildl_gen_rng;
 void ildl_gen_rng_seed(uint64_t seed, ildl_gen_rng *r);
 uint64_t ildl_gen_rng_next(ildl_gen_rng *r);
@@ -81,8 +82,8 @@ typedef struct ildl_gen_lp {
 
 /* Read an MPS file (plain or gzip) in the given dialect. Sections NAME, ROWS, COLUMNS (with
  * MARKER INTORG/INTEND lines), RHS, RANGES, BOUNDS (UP LO FX FR MI PL BV LI UI SC), ENDATA;
- * OBJSENSE and OBJNAME are skipped, any other section is an error. Only the first RHS, RANGES
- * and BOUNDS set is used. Returns ILDL_SUCCESS, ILDL_ERR_IO, ILDL_ERR_FORMAT (msg gives
+ * OBJSENSE and OBJNAME are skipped, any other section is an error. Of RHS, RANGES and BOUNDS
+ * only the first named set is used (lines naming no set always count). Returns ILDL_SUCCESS, ILDL_ERR_IO, ILDL_ERR_FORMAT (msg gives
  * "file:line: reason"), ILDL_ERR_NAN_INF or ILDL_ERR_OUT_OF_MEMORY; lp is zeroed on failure. */
 int ildl_gen_mps_read(const char *path, int dialect, ildl_gen_lp *lp, char *msg, size_t msglen);
 

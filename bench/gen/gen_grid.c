@@ -270,7 +270,10 @@ static void bracket(int32_t N, const double *mu, double t, double *below, double
         }
 }
 
+/* eigenvalues closer than HELM_TOL to sigma count as zero; the default shift wants a gap of
+ * HELM_GAP around it, far above the rounding of the eigenvalue formula */
 #define HELM_TOL 1e-9
+#define HELM_GAP 1e-6
 
 void ildl_gen_helmholtz_inertia(int32_t N, double sigma, int64_t inertia[3])
 {
@@ -301,12 +304,13 @@ double ildl_gen_helmholtz_default_sigma(int32_t N)
      * the gap is wide enough that its midpoint is clear of both sides */
     for (;;) {
         bracket(N, mu, t, &below, &above);
-        if (isinf(above)) break;
-        if (above - below > 4 * HELM_TOL) break;
+        if (isinf(above) || above - below > HELM_GAP) break;
         t = above;
     }
     free(mu);
-    if (isinf(above)) return below + 1.0; /* cannot happen for t below the top eigenvalue */
+    /* only for tiny N: no eigenvalue on one side of t */
+    if (isinf(below)) return above - 1.0;
+    if (isinf(above)) return below + 1.0;
     return 0.5 * (below + above);
 }
 

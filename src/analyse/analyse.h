@@ -29,7 +29,8 @@ typedef struct ildl_analysis {
 int ildl_analyse(const ildl_csr *A, const int64_t *src, const ildl_options *o,
                  ildl_analysis *out, char *msg, size_t msglen);
 
-/* Recompute the scaling for new values of A (same pattern) as o->scaling says. */
+/* Recompute the scaling for new values of A (same pattern) as o->scaling says. MATCHING
+ * computes a fresh matching and scaling but the analysis keeps its pairs (pair_hint). */
 int ildl_analyse_rescale(const ildl_csr *A, const ildl_options *o, double *scale);
 
 void ildl_analysis_free(ildl_analysis *an);
