@@ -69,11 +69,11 @@ ILDL_API int ildl_options_default(ildl_options *o)
     o->scaling = ILDL_SCALING_EQUILIBRATE;
     o->pivoting = ILDL_PIVOT_ROOK;
     o->precision = ILDL_PREC_DOUBLE;
-    o->fill_level = 1;
+    o->fill_level = 2;
     o->fill_factor = 8.0;
     o->drop_tol = 1e-4;
     o->max_block_size = 32;
-    o->block_threshold = 0.8;
+    o->block_threshold = 0.0;
     o->block_decay = 0.9;
     o->pivot_tol = 1e-10;
     o->pivot_perturb = 1e-6;

@@ -67,21 +67,24 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
                     (void *)c->d_state, (void *)c->d_pair_hint, (void *)c->d_q, (void *)c->d_qs,
                     (void *)c->d_w, (void *)c->d_r, (void *)c->d_z, (void *)c->d_arow,
                     (void *)c->d_acol, (void *)c->d_aval, (void *)c->d_done_f,
-                    (void *)c->d_done_b, (void *)c->d_epoch, (void *)c->d_tickets, (void *)c->T.val32};
+                    (void *)c->d_done_b, (void *)c->d_epoch, (void *)c->d_tickets, (void *)c->T.val32, (void *)c->d_tile_rr,
+                    (void *)c->d_tile_s};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++)
         if (ptrs[k]) cudaFree(ptrs[k]);
     free(c->chunk_r0);
     free(c->chunk_n);
     free(c->chunk_last);
+    free(c->chunk_toff);
     free(c->level_ptr);
     free(c);
 }
 
 /* Chunks of consecutive rows of a level whose tiles fit the in-flight budget (the same rule
  * as the CPU reference; chunking changes neither grants nor offsets). */
-static int plan_chunks(ildl_cuda_ctx *c, const ildl_tiles *T, int32_t *rowbase)
+static int plan_chunks(ildl_cuda_ctx *c, const ildl_tiles *T, int32_t *rowbase, int32_t *tile_rr,
+                       int32_t *tile_s)
 {
-    int64_t longest = 1;
+    int64_t longest = 1, ntl_all = 0;
     for (int32_t i = 0; i < T->nb; i++) {
         int64_t len = T->row_ptr[i + 1] - T->row_ptr[i];
         if (len > longest) longest = len;
@@ -92,18 +95,25 @@ static int plan_chunks(ildl_cuda_ctx *c, const ildl_tiles *T, int32_t *rowbase)
     c->chunk_r0 = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T->nb + 1));
     c->chunk_n = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T->nb + 1));
     c->chunk_last = (int8_t *)malloc((size_t)T->nb + 1);
-    if (!c->chunk_r0 || !c->chunk_n || !c->chunk_last) return ILDL_ERR_OUT_OF_MEMORY;
+    c->chunk_toff = (int64_t *)malloc(sizeof(int64_t) * ((size_t)T->nb + 2));
+    if (!c->chunk_r0 || !c->chunk_n || !c->chunk_last || !c->chunk_toff) return ILDL_ERR_OUT_OF_MEMORY;
     c->nchunks = 0;
     for (int32_t lev = 0; lev < T->nlevels; lev++) {
         int32_t r0 = T->level_ptr[lev], rend = T->level_ptr[lev + 1];
         while (r0 < rend) {
             int32_t nrows = 0;
             int64_t ntl = 0;
+            c->chunk_toff[c->nchunks] = ntl_all;
             while (r0 + nrows < rend) {
                 int32_t i = T->level_rows[r0 + nrows];
                 int64_t len = T->row_ptr[i + 1] - T->row_ptr[i];
                 if (nrows > 0 && ntl + len > budget) break;
                 rowbase[r0 + nrows] = (int32_t)ntl;
+                for (int64_t s = 1; s < len; s++) {
+                    tile_rr[ntl_all] = nrows;
+                    tile_s[ntl_all] = (int32_t)s;
+                    ntl_all++;
+                }
                 nrows++;
                 ntl += len;
             }
@@ -114,6 +124,7 @@ static int plan_chunks(ildl_cuda_ctx *c, const ildl_tiles *T, int32_t *rowbase)
             r0 += nrows;
         }
     }
+    c->chunk_toff[c->nchunks] = ntl_all;
     return ILDL_SUCCESS;
 }
 
@@ -121,7 +132,7 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
                                 ildl_cuda_ctx **out, char *msg, size_t msglen)
 {
     int status = ILDL_SUCCESS;
-    int32_t *rowbase = NULL;
+    int32_t *rowbase = NULL, *tile_rr = NULL, *tile_s = NULL;
     ildl_cuda_ctx *c = NULL;
     int ndev = ildl_cuda_device_count();
     *out = NULL;
@@ -136,7 +147,9 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
     }
     c = (ildl_cuda_ctx *)calloc(1, sizeof *c);
     rowbase = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T->nb + 1));
-    if (!c || !rowbase) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
+    tile_rr = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T->ntiles + 1));
+    tile_s = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T->ntiles + 1));
+    if (!c || !rowbase || !tile_rr || !tile_s) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
     c->device = device_id;
     CU(cudaSetDevice(device_id));
     {
@@ -145,7 +158,7 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         snprintf(c->name, sizeof c->name, "%s", prop.name);
         c->sm_count = prop.multiProcessorCount;
     }
-    status = plan_chunks(c, T, rowbase);
+    status = plan_chunks(c, T, rowbase, tile_rr, tile_s);
     if (status) goto cleanup;
     {
         size_t *B = &c->bytes;
@@ -178,6 +191,8 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         CU(alloc(&D.piv_type, (size_t)T->n, B));
         c->d_level_rows = (int32_t *)D.level_rows;
         CU(upload(&c->d_rowbase, rowbase, (size_t)T->nb, B));
+        CU(upload(&c->d_tile_rr, tile_rr, (size_t)c->chunk_toff[c->nchunks], B));
+        CU(upload(&c->d_tile_s, tile_s, (size_t)c->chunk_toff[c->nchunks], B));
         CU(alloc(&c->d_inflight, (size_t)c->budget * TILE, B));
         CU(alloc(&c->d_need, (size_t)c->budget, B));
         CU(alloc(&c->d_res, (size_t)c->budget, B));
@@ -209,6 +224,8 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
     }
 cleanup:
     free(rowbase);
+    free(tile_rr);
+    free(tile_s);
     if (status) {
         ildl_msg(msg, msglen, "CUDA setup failed: %s", g_cuda_msg[0] ? g_cuda_msg : ildl_strerror(status));
         ildl_cuda_destroy(c);
@@ -242,8 +259,15 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     for (int32_t ch = 0; ch < c->nchunks; ch++) {
         int32_t r0 = c->chunk_r0[ch], nrows = c->chunk_n[ch];
         const int32_t *rows = c->d_level_rows + r0, *rb = c->d_rowbase + r0;
-        k_phase_a<<<nrows, blk>>>(c->T, prm, rows, rb, c->d_inflight, c->d_need, c->d_res,
-                                  c->d_rownorm);
+        int64_t toff = c->chunk_toff[ch], nofd = c->chunk_toff[ch + 1] - toff;
+        k_phase_a_diag<<<nrows, blk>>>(c->T, prm, rows, rb, c->d_inflight, c->d_res);
+        CU_LAUNCH();
+        if (nofd > 0) {
+            k_phase_a_offdiag<<<(unsigned)nofd, blk>>>(c->T, rows, rb, c->d_tile_rr + toff,
+                                                        c->d_tile_s + toff, c->d_inflight, c->d_res);
+            CU_LAUNCH();
+        }
+        k_phase_a_drop<<<nrows, blk>>>(c->T, prm, rows, rb, c->d_inflight, c->d_need, c->d_rownorm);
         CU_LAUNCH();
         k_phase_b<<<1, 1>>>(c->T, rows, nrows, rb, c->d_need, c->d_res, c->d_state,
                             c->chunk_last[ch], p->leftover == ILDL_LEFTOVER_ATOMIC);

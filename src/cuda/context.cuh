@@ -14,6 +14,8 @@ struct ildl_cuda_ctx {
     int32_t *chunk_r0, *chunk_n;
     int8_t *chunk_last;    /* chunk ends its level */
     int32_t *d_rowbase;    /* [nb] offset of each row's tiles inside its chunk (level_rows order) */
+    int64_t *chunk_toff;   /* [nchunks+1] first entry of each chunk in the off-diagonal tile list */
+    int32_t *d_tile_rr, *d_tile_s; /* off-diagonal tiles of each chunk: (row in chunk, slot) */
     int64_t budget;        /* in-flight tiles */
     double *d_inflight;
     int64_t *d_need;

@@ -1,9 +1,10 @@
 /* factor.cu -- the block-iLDL^T factorization on the GPU: per level (in chunks of rows whose
  * in-flight tiles fit the buffer) three kernels mirror the three phases of the CPU reference
  * (src/cpu/factor.c), with the same floating-point order, so factors agree with the CPU:
- *   k_phase_a  one 32x32-thread block per block row: pull updates into the diagonal tile,
- *              factor it (none/BK/Rook), pull updates into and solve the off-diagonal tiles,
- *              row norms, tau-dropping and counting;
+ *   k_phase_a_diag     one 32x32-thread block per block row: pull updates into the diagonal
+ *                      tile and factor it (none/BK/Rook);
+ *   k_phase_a_offdiag  one block per off-diagonal tile: pull updates, permute, solve;
+ *   k_phase_a_drop     one block per block row: row norms, tau-dropping and counting;
  *   k_phase_b  one thread: deterministic leftover scan and storage offsets, in storage order;
  *   k_phase_c  one block per row: keep-largest, compress and store, column permutation. */
 #include "cuda/factor_kernels.cuh"
@@ -97,22 +98,21 @@ __device__ void d_zero_tile(double *b)
 
 /* ------------------------------------------------------------ phase A */
 
-__global__ void __launch_bounds__(1024) k_phase_a(dev_tiles T, factor_params_d prm,
-                                                  const int32_t *rows, const int32_t *rowbase,
-                                                  double *inflight, int64_t *need,
-                                                  dense_res *res_out, double *rownorm_out)
+/* A1, one block per block row: the diagonal tile: A_ii minus the updates of column i, then the
+ * dense factorization; writes U_ii to the row's first in-flight slot and P_i, D_i to T. */
+__global__ void __launch_bounds__(1024) k_phase_a_diag(dev_tiles T, factor_params_d prm,
+                                                       const int32_t *rows, const int32_t *rowbase,
+                                                       double *inflight, dense_res *res_out)
 {
-    __shared__ double W[TILE], sU[TILE], sDU[TILE], sB[TILE];
-    __shared__ double u1[LD], u2[LD], rn[LD];
+    __shared__ double W[TILE], sU[TILE], sDU[TILE];
+    __shared__ double u1[LD], u2[LD];
     __shared__ dense_res res;
-    int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
+    int tid = threadIdx.y * LD + threadIdx.x;
     int32_t i = rows[blockIdx.x];
     int mi = dev_bsize(T, i);
-    int64_t t0 = T.row_ptr[i], nt = T.row_ptr[i + 1] - t0;
+    int64_t t0 = T.row_ptr[i];
     double *slot = inflight + (int64_t)rowbase[blockIdx.x] * TILE;
-    int64_t *nd = need + rowbase[blockIdx.x];
 
-    /* diagonal tile: A_ii minus the updates of column i, then the dense factorization */
     d_zero_tile(W);
     d_load_a(T, t0, true, W);
     for (int64_t q = T.col_ptr[i]; q < T.col_ptr[i + 1]; q++) {
@@ -135,62 +135,104 @@ __global__ void __launch_bounds__(1024) k_phase_a(dev_tiles T, factor_params_d p
         T.piv_type[b + tid] = res.type[tid];
     }
     slot[tid] = W[tid];
+    if (tid < LD) {
+        dense_res *o = res_out + blockIdx.x;
+        o->perm[tid] = res.perm[tid];
+        o->d_diag[tid] = res.d_diag[tid];
+        o->d_off[tid] = res.d_off[tid];
+        o->type[tid] = res.type[tid];
+        if (tid == 0) {
+            o->n2x2 = res.n2x2;
+            o->nperturbed = res.nperturbed;
+        }
+    }
+}
 
-    /* off-diagonal tiles: updates from the rows k < i present in columns i and j */
-    for (int64_t s = 1; s < nt; s++) {
-        int64_t t = t0 + s;
-        int32_t j = T.col[t];
-        int mj = dev_bsize(T, j);
-        d_zero_tile(sB);
-        d_load_a(T, t, false, sB);
-        int64_t qi = T.col_ptr[i], ei = T.col_ptr[i + 1];
-        int64_t qj = T.col_ptr[j], ej = T.col_ptr[j + 1];
-        while (qi < ei && qj < ej) {
-            int64_t ti = T.col_tiles[qi], tj = T.col_tiles[qj];
-            int32_t ki = T.row[ti], kj = T.row[tj];
-            if (ki >= i || kj >= i) break;
-            if (ki < kj) qi++;
-            else if (kj < ki) qj++;
-            else {
-                d_pull_update(T, ti, tj, mi, mj, sB, sU, sDU);
-                qi++;
-                qj++;
-            }
+/* A2, one block per off-diagonal tile of the chunk: updates from the rows k < i present in
+ * block columns i and j, rows into pivot order, U_ij = D_i^-1 U_ii^-T B. */
+__global__ void __launch_bounds__(1024) k_phase_a_offdiag(dev_tiles T, const int32_t *rows,
+                                                          const int32_t *rowbase, const int32_t *tile_rr,
+                                                          const int32_t *tile_s, double *inflight,
+                                                          const dense_res *res_in)
+{
+    __shared__ double W[TILE], sU[TILE], sDU[TILE], sB[TILE];
+    __shared__ dense_res res;
+    int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
+    int32_t rr = tile_rr[blockIdx.x], s = tile_s[blockIdx.x];
+    int32_t i = rows[rr];
+    int mi = dev_bsize(T, i);
+    int64_t t = T.row_ptr[i] + s;
+    int32_t j = T.col[t];
+    int mj = dev_bsize(T, j);
+    double *slot = inflight + (int64_t)rowbase[rr] * TILE;
+    W[tid] = slot[tid];
+    if (tid < LD) {
+        res.perm[tid] = res_in[rr].perm[tid];
+        res.d_diag[tid] = res_in[rr].d_diag[tid];
+        res.d_off[tid] = res_in[rr].d_off[tid];
+        res.type[tid] = res_in[rr].type[tid];
+    }
+    d_zero_tile(sB); /* also makes W and res visible */
+    d_load_a(T, t, false, sB);
+    int64_t qi = T.col_ptr[i], ei = T.col_ptr[i + 1];
+    int64_t qj = T.col_ptr[j], ej = T.col_ptr[j + 1];
+    while (qi < ei && qj < ej) {
+        int64_t ti = T.col_tiles[qi], tj = T.col_tiles[qj];
+        int32_t ki = T.row[ti], kj = T.row[tj];
+        if (ki >= i || kj >= i) break;
+        if (ki < kj) qi++;
+        else if (kj < ki) qj++;
+        else {
+            d_pull_update(T, ti, tj, mi, mj, sB, sU, sDU);
+            qi++;
+            qj++;
         }
-        /* rows into pivot order */
-        double v = 0.0;
-        if (ty < mi && tx < mj) v = sB[res.perm[ty] * LD + tx];
-        __syncthreads();
-        if (ty < mi && tx < mj) sB[ty * LD + tx] = v;
-        __syncthreads();
-        /* U^T forward substitution, one thread per column (as ildl_dense_solve_offdiag) */
-        if (ty == 0 && tx < mj) {
-            for (int r = 1; r < mi; r++)
-                for (int q = 0; q < r; q++) sB[r * LD + tx] -= W[q * LD + r] * sB[q * LD + tx];
-        }
-        __syncthreads();
-        if (ty < mi && tx < mj) {
-            if (res.type[ty] == 1) {
-                sB[ty * LD + tx] /= res.d_diag[ty];
-            } else if (res.type[ty] == 2) {
-                double da = res.d_diag[ty], db = res.d_off[ty], dc = res.d_diag[ty + 1];
-                double det = da * dc - db * db;
-                double x = sB[ty * LD + tx], y = sB[(ty + 1) * LD + tx];
-                sB[ty * LD + tx] = (dc * x - db * y) / det;
-                sB[(ty + 1) * LD + tx] = (da * y - db * x) / det;
-            }
-        }
-        __syncthreads();
-        slot[s * TILE + tid] = sB[tid];
-        __syncthreads();
+    }
+    /* rows into pivot order */
+    double v = 0.0;
+    if (ty < mi && tx < mj) v = sB[res.perm[ty] * LD + tx];
+    __syncthreads();
+    if (ty < mi && tx < mj) sB[ty * LD + tx] = v;
+    __syncthreads();
+    /* U^T forward substitution, one thread per column (as ildl_dense_solve_offdiag) */
+    if (ty == 0 && tx < mj) {
+        for (int r = 1; r < mi; r++)
+            for (int q = 0; q < r; q++) sB[r * LD + tx] -= W[q * LD + r] * sB[q * LD + tx];
     }
     __syncthreads();
+    if (ty < mi && tx < mj) {
+        if (res.type[ty] == 1) {
+            sB[ty * LD + tx] /= res.d_diag[ty];
+        } else if (res.type[ty] == 2) {
+            double da = res.d_diag[ty], db = res.d_off[ty], dc = res.d_diag[ty + 1];
+            double det = da * dc - db * db;
+            double x = sB[ty * LD + tx], y = sB[(ty + 1) * LD + tx];
+            sB[ty * LD + tx] = (dc * x - db * y) / det;
+            sB[(ty + 1) * LD + tx] = (da * y - db * x) / det;
+        }
+    }
+    __syncthreads();
+    slot[(int64_t)s * TILE + tid] = sB[tid];
+}
 
-    /* row norms over the whole block row, in the reference's order */
+/* A3, one block per block row: row norms over the whole block row in the reference's order,
+ * then tau-dropping of the off-diagonal tiles and their counts. */
+__global__ void __launch_bounds__(1024) k_phase_a_drop(dev_tiles T, factor_params_d prm,
+                                                       const int32_t *rows, const int32_t *rowbase,
+                                                       double *inflight, int64_t *need,
+                                                       double *rownorm_out)
+{
+    __shared__ double rn[LD];
+    int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
+    int32_t i = rows[blockIdx.x];
+    int mi = dev_bsize(T, i);
+    int64_t t0 = T.row_ptr[i], nt = T.row_ptr[i + 1] - t0;
+    double *slot = inflight + (int64_t)rowbase[blockIdx.x] * TILE;
+    int64_t *nd = need + rowbase[blockIdx.x];
     if (ty == 0 && tx < mi) {
         int r = tx;
         double acc = 1.0;
-        for (int c = r + 1; c < mi; c++) acc += W[r * LD + c] * W[r * LD + c];
+        for (int c = r + 1; c < mi; c++) acc += slot[r * LD + c] * slot[r * LD + c];
         for (int64_t s = 1; s < nt; s++) {
             int mj = dev_bsize(T, T.col[t0 + s]);
             const double *b = slot + s * TILE + r * LD;
@@ -200,8 +242,6 @@ __global__ void __launch_bounds__(1024) k_phase_a(dev_tiles T, factor_params_d p
         rownorm_out[(int64_t)blockIdx.x * LD + r] = rn[r];
     }
     __syncthreads();
-
-    /* tau-dropping of the off-diagonal tiles and their counts */
     if (tid == 0) nd[0] = (int64_t)mi * mi;
     for (int64_t s = 1; s < nt; s++) {
         int mj = dev_bsize(T, T.col[t0 + s]);
@@ -214,17 +254,6 @@ __global__ void __launch_bounds__(1024) k_phase_a(dev_tiles T, factor_params_d p
         }
         int cnt = __syncthreads_count(keep);
         if (tid == 0) nd[s] = cnt;
-    }
-    if (tid < LD) {
-        dense_res *o = res_out + blockIdx.x;
-        o->perm[tid] = res.perm[tid];
-        o->d_diag[tid] = res.d_diag[tid];
-        o->d_off[tid] = res.d_off[tid];
-        o->type[tid] = res.type[tid];
-        if (tid == 0) {
-            o->n2x2 = res.n2x2;
-            o->nperturbed = res.nperturbed;
-        }
     }
 }
 

@@ -15,9 +15,14 @@ struct factor_state {
     int n2x2, nperturbed, err;
 };
 
-__global__ void k_phase_a(dev_tiles T, factor_params_d prm, const int32_t *rows,
-                          const int32_t *rowbase, double *inflight, int64_t *need,
-                          dense_res *res_out, double *rownorm_out);
+__global__ void k_phase_a_diag(dev_tiles T, factor_params_d prm, const int32_t *rows,
+                               const int32_t *rowbase, double *inflight, dense_res *res_out);
+__global__ void k_phase_a_offdiag(dev_tiles T, const int32_t *rows, const int32_t *rowbase,
+                                  const int32_t *tile_rr, const int32_t *tile_s, double *inflight,
+                                  const dense_res *res_in);
+__global__ void k_phase_a_drop(dev_tiles T, factor_params_d prm, const int32_t *rows,
+                               const int32_t *rowbase, double *inflight, int64_t *need,
+                               double *rownorm_out);
 __global__ void k_phase_b(dev_tiles T, const int32_t *rows, int32_t nrows, const int32_t *rowbase,
                           const int64_t *need, const dense_res *res, factor_state *st,
                           int end_of_level, int atomic_mode);
