@@ -24,10 +24,16 @@ if [ "$SUITE" = all ]; then LIST=$(ls .devdata/matrices/*.mtx.gz); else LIST=$(c
   echo "}"
 } > "$OUTDIR/meta.json"
 : > "$OUTDIR/bench.jsonl"
+: > "$OUTDIR/baseline.jsonl"
+export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/usr/local/cuda/lib64:/usr/local/cuda/lib"
 for m in $LIST; do
   for be in cpu cuda; do
     timeout 300 $B/tools/ildl solve "$m" --backend $be --repeat "$REPEAT" --threads "$(nproc)" --json --quiet \
       | tail -n 1 >> "$OUTDIR/bench.jsonl"
   done
+  if [ -x $B/bench/baseline/ildl-baseline ] && [ "${BASELINE:-1}" = 1 ]; then
+    timeout 300 $B/bench/baseline/ildl-baseline "$m" --json --repeat "${BASELINE_REPEAT:-3}" \
+      >> "$OUTDIR/baseline.jsonl" 2>> "$OUTDIR/baseline.err"
+  fi
 done
 python3 bench/render_benchmarks.py "$OUTDIR" --summary
