@@ -1,24 +1,27 @@
 #!/usr/bin/env python3
 """cpu_suite.py -- run `ildl solve` (CPU backend) over the shared matrices and report.
 
-  run     run one parameter set, or the cartesian grid of several values per key, over the
-          matrices; JOBS processes at a time, each single-threaded, each with a timeout
-          (a timeout counts as not converged). Records append to RESULTS/<name>.jsonl; a
-          (matrix, parameters) pair already recorded there is skipped, so a run can resume.
-  summary print, per parameter set of a results file, how many matrices converged and the
-          total time (converged first, then total time), to pick finalists.
-  render  write docs/results-cpu.md from a defaults run and any number of grid runs: the
-          defaults table, the per-matrix best setting table and the counts.
+  run      run one parameter set, or the cartesian grid of several values per key, over
+           the matrices; JOBS processes at a time, each single-threaded, each with a
+           timeout (a timeout counts as not converged). Records append to
+           RESULTS/<name>.jsonl; a (matrix, setting) pair already recorded there is
+           skipped, so an interrupted run resumes. --best-of re-runs, per matrix, the best
+           setting recorded in other runs (a re-run supersedes older records).
+  summary  per setting of some results files: matrices converged and total time, best first.
+  sweep    the whole study behind docs/results-cpu.md (the plan in SWEEP below), then render.
+  render   write docs/results-cpu.md from the recorded runs.
 
-Parameters are given as KEY=V1,V2,... with the keys of PARAM_FLAGS; a key left out takes
-the library default (the run records the defaults it was built with as given by
-`ildl --help`, so records stay meaningful after the defaults change).
+A setting is KEY=V1,V2,... per --set, keys as in PARAM_FLAGS; a key left out takes the
+default of the binary (read from `ildl --help`), and every run passes all keys explicitly,
+so records stay meaningful after the defaults change.
 
 Examples
-  bench/cpu_suite.py run --name defaults
-  bench/cpu_suite.py run --name screen --subset screen --set bthr=0.8,0.5,0.3 --set blocking=rb,br
-  bench/cpu_suite.py summary --name screen
-  bench/cpu_suite.py render --defaults defaults --grid screen --grid final
+  python3 bench/cpu_suite.py run --name defaults
+  python3 bench/cpu_suite.py --timeout 30 run --name screen --subset screen \\
+          --set blocking=rb,br --set bthr=0.8,0.3,0.0
+  python3 bench/cpu_suite.py summary --name screen --fails
+  python3 bench/cpu_suite.py sweep          # everything, about 30 min on 2 cores
+  python3 bench/cpu_suite.py render         # the markdown from what is recorded
 """
 import argparse
 import datetime
@@ -39,7 +42,7 @@ DEF_RESULTS = os.path.join(ROOT, "build-tune", "results")
 DEF_MATRICES = "/work/shared/matrices"
 DEF_DOC = os.path.join(ROOT, "docs", "results-cpu.md")
 
-# short key -> (ildl flag, python type); order = column order in the tables
+# short key -> (ildl flag, python type); also the column order of the tables
 PARAM_FLAGS = {
     "blocking": ("--blocking", str),
     "ordering": ("--ordering", str),
@@ -52,9 +55,12 @@ PARAM_FLAGS = {
     "scaling": ("--scaling", str),
 }
 
-# subsets for coarse screens: HARD = the matrices the original defaults (RB 0.8, AMD, l_f 1,
-# r_f 8, tau 1e-4, rook) did not solve; SCREEN adds a few solved ones of several families
-# (slow-converging, large, PDE saddle point) to catch regressions
+# the defaults before this study, for the comparison row of the summary
+OLD_DEFAULTS = {"blocking": "rb", "ordering": "amd", "bthr": 0.8, "bs": 32, "lf": 1, "rf": 8.0,
+                "tau": 1e-4, "pivot": "rook", "scaling": "equilibrate"}
+
+# HARD = the matrices the old defaults did not solve; SCREEN adds solved ones of several
+# families (slow-converging, large, PDE saddle point) so that a screen sees regressions
 HARD = [
     "bratu3d", "stokes64", "tuma2", "tuma1", "cvxqp3", "ncvxqp1", "maxwell_homogeneous4",
     "synthetic_m2d100-001", "synthetic_m3d20-001", "sqd_cvxqp1_m_2x2_it10",
@@ -67,6 +73,45 @@ SCREEN = HARD + [
     "bloweya", "sqd_stcqp1_2x2_it10",
 ]
 
+# The study: (results name, subset, timeout s, --set list). Every entry names the keys it
+# varies explicitly, so the plan means the same whatever the binary's defaults are. Stages 1
+# and 3 ran before matching-based scaling existed, hence scaling=equilibrate there.
+_B = ["bthr=0.0", "scaling=equilibrate"]
+_E = ["scaling=equilibrate"]
+SWEEP = [
+    # 1. screen: blocking rule and threshold, orderings, then one factor at a time
+    ("screen", "screen", 30, _E + ["blocking=rb,br", "bthr=0.8,0.5,0.3,0.1,0.0", "lf=1"]),
+    ("screen", "screen", 30, _E + ["blocking=rb,br", "bthr=0.0", "ordering=metis,rcm", "lf=1"]),
+    ("screen", "screen", 30, _E + ["blocking=br", "bthr=0.3", "ordering=metis,rcm", "lf=1"]),
+    ("screen", "screen", 30, _B + ["lf=0,1,2,3"]),
+    ("screen", "screen", 30, _B + ["lf=1", "rf=4,16"]),
+    ("screen", "screen", 30, _B + ["lf=1", "tau=0.01,1e-6"]),
+    ("screen", "screen", 30, _B + ["lf=1", "pivot=bk"]),
+    ("screen", "screen", 30, _B + ["lf=2", "pivot=bk"]),
+    ("screen", "screen", 30, _B + ["lf=2", "tau=1e-3,1e-5"]),
+    ("screen", "screen", 30, _B + ["lf=2", "rf=6,12"]),
+    ("screen", "screen", 30, _E + ["blocking=br", "bthr=0.3,0.1", "lf=2"]),
+    ("screen", "screen", 30, _B + ["lf=2", "ordering=metis"]),
+    # 2. finalists and references on all matrices
+    ("defaults", "all", 60, []),
+    ("full", "all", 60, _E + ["bthr=0.8", "lf=1"]),
+    ("full", "all", 60, _E + ["blocking=br", "bthr=0.3", "lf=1"]),
+    ("full", "all", 60, _B + ["lf=1,2,3"]),
+    ("full", "all", 60, ["bthr=0.0", "scaling=matching", "lf=1,2,3"]),
+    ("full", "all", 60, ["bthr=0.0", "scaling=matching", "lf=1", "pivot=bk"]),
+    ("full", "all", 60, ["bthr=0.0", "scaling=matching", "lf=1", "tau=1e-5,1e-3"]),
+    # 3. heavier settings for the matrices the finalists leave unsolved
+    ("hard", "bratu3d,cvxqp3,synthetic_m3d20-001", 60,
+     _B + ["lf=3", "rf=16,32", "tau=1e-4,1e-6", "pivot=rook,bk"]),
+    ("hard", "bratu3d,cvxqp3,synthetic_m3d20-001", 60,
+     _E + ["blocking=br", "bthr=0.3", "lf=3", "rf=16,32"]),
+    ("hard", "bratu3d,synthetic_m3d20-001", 90,
+     _E + ["blocking=rb,br", "bthr=0.0", "lf=10", "rf=0", "tau=1e-8"]),
+    ("hard", "ncvxqp1", 60, _B + ["lf=3,4", "rf=8,12,16"]),
+    ("hard", "ncvxqp1", 60, _B + ["lf=2", "tau=1e-6,1e-3", "pivot=rook,bk"]),
+    ("hard", "ncvxqp1", 60, _E + ["blocking=br", "bthr=0.3,0.8", "lf=2"]),
+]
+EXPLORED = ["screen", "full", "hard"]
 
 # --threads reaches only the factorisation; the solve's OpenMP loops take OMP_NUM_THREADS,
 # and two runs side by side with two spinning threads each slow each other down tenfold
@@ -90,18 +135,19 @@ def list_matrices(mdir, subset):
 
 
 def library_defaults(ildl):
-    """The defaults of the binary, parsed from `ildl --help` ('[value]' after each option)."""
+    """The defaults of the binary, parsed from `ildl --help` ('[value]' ending an option line)."""
     out = subprocess.run([ildl, "--help"], capture_output=True, text=True).stdout
     d = {}
     for key, (flag, typ) in PARAM_FLAGS.items():
-        m = re.search(re.escape(flag) + r"\s+\S+.*?\[([^\]]*)\]", out)
-        if m:
-            d[key] = typ(m.group(1))
+        m = re.search(r"^\s+" + re.escape(flag) + r"\s+\S+[^\n]*\[([^\]]*)\]\s*$", out, re.M)
+        if not m:
+            sys.exit("cannot read the default of %s from `%s --help`" % (flag, ildl))
+        d[key] = typ(m.group(1))
     return d
 
 
 def canon(params):
-    """Canonical string of a parameter set, in PARAM_FLAGS order."""
+    """Canonical string of a setting, in PARAM_FLAGS order."""
     return " ".join("%s=%s" % (k, params[k]) for k in PARAM_FLAGS if k in params)
 
 
@@ -142,6 +188,7 @@ def run_one(ildl, path, params, timeout, maxit):
     except subprocess.TimeoutExpired:
         rec.update(exit=None, timeout=True, ildl=None)
     rec["wall_s"] = round(time.time() - t0, 3)
+    rec["timeout_s"] = timeout
     j = rec["ildl"] or {}
     rec["converged"] = bool(j.get("converged")) and not rec["timeout"]
     return rec
@@ -156,32 +203,11 @@ def load(results, name):
     return recs
 
 
-def cmd_run(a):
-    os.makedirs(a.results, exist_ok=True)
-    defaults = library_defaults(a.ildl)
-    grid = parse_sets(a.set)
-    psets = list(expand(grid, defaults)) if grid else [dict(defaults)]
-    mats = list_matrices(a.matrices, a.subset)
-    done = {(r["name"], r["key"]) for r in load(a.results, a.name)}
-    todo = [(m, p) for p in psets for m in mats if (matrix_name(m), canon(p)) not in done]
-    print("%d parameter sets x %d matrices: %d runs to do (%d recorded)" %
-          (len(psets), len(mats), len(todo), len(psets) * len(mats) - len(todo)), flush=True)
-    out = open(os.path.join(a.results, a.name + ".jsonl"), "a")
-    t0 = time.time()
-    with ThreadPoolExecutor(max_workers=a.jobs) as ex:
-        futs = [ex.submit(run_one, a.ildl, m, p, a.timeout, a.maxit) for m, p in todo]
-        for i, f in enumerate(futs):
-            r = f.result()
-            out.write(json.dumps(r) + "\n")
-            out.flush()
-            if not a.quiet:
-                j = r["ildl"] or {}
-                print("[%d/%d %.0fs] %-34s %-70s %s it=%s res=%s %.1fs" % (
-                    i + 1, len(todo), time.time() - t0, r["name"], r["key"],
-                    "OK " if r["converged"] else ("T/O" if r["timeout"] else "no "),
-                    j.get("iterations"), j.get("true_residual"), r["wall_s"]), flush=True)
-    out.close()
-    print("done in %.0f s" % (time.time() - t0))
+def load_many(results, names):
+    recs = []
+    for n in names:
+        recs += load(results, n)
+    return recs
 
 
 def total_time(r):
@@ -191,28 +217,100 @@ def total_time(r):
     return sum(j.get(k) or 0.0 for k in ("setup_s", "factor_s", "solve_s"))
 
 
+def rank(r):
+    """Smaller is better: converged by total time, then the rest by true residual."""
+    j = r["ildl"] or {}
+    res = j.get("true_residual")
+    if r["converged"]:
+        return (0, total_time(r))
+    return (1, res if res is not None else float("inf"))
+
+
+def latest(recs):
+    """Of several records of one (matrix, setting) the last: a re-run supersedes."""
+    last = {}
+    for r in recs:
+        last[(r["name"], r["key"])] = r
+    return list(last.values())
+
+
+def best_of(recs):
+    best = {}
+    for r in latest(recs):
+        cur = best.get(r["name"])
+        if cur is None or rank(r) < rank(cur):
+            best[r["name"]] = r
+    return best
+
+
 def by_setting(recs):
     sets = {}
-    for r in recs:
-        sets.setdefault(r["key"], {})[r["name"]] = r  # the last record of a pair wins
+    for r in latest(recs):
+        sets.setdefault(r["key"], {})[r["name"]] = r
     return sets
 
 
+def do_run(a, name, subset, sets, timeout, best_from=None):
+    os.makedirs(a.results, exist_ok=True)
+    defaults = library_defaults(a.ildl)
+    mats = list_matrices(a.matrices, subset)
+    done = {(r["name"], r["key"]) for r in load(a.results, name)}
+    if best_from:
+        best = best_of(load_many(a.results, best_from))
+        pairs = [(m, best[matrix_name(m)]["params"]) for m in mats if matrix_name(m) in best]
+    else:
+        grid = parse_sets(sets)
+        psets = list(expand(grid, defaults)) if grid else [dict(defaults)]
+        pairs = [(m, p) for p in psets for m in mats]
+    todo = [(m, p) for m, p in pairs if (matrix_name(m), canon(p)) not in done]
+    print("%s: %d runs to do (%d recorded)" % (name, len(todo), len(pairs) - len(todo)), flush=True)
+    t0 = time.time()
+    with open(os.path.join(a.results, name + ".jsonl"), "a") as out, \
+            ThreadPoolExecutor(max_workers=a.jobs) as ex:
+        futs = [ex.submit(run_one, a.ildl, m, p, timeout, a.maxit) for m, p in todo]
+        for i, f in enumerate(futs):
+            r = f.result()
+            out.write(json.dumps(r) + "\n")
+            out.flush()
+            if not a.quiet:
+                j = r["ildl"] or {}
+                print("[%d/%d %.0fs] %-28s %s: %s it=%s res=%s %.1fs" % (
+                    i + 1, len(todo), time.time() - t0, r["name"], r["key"],
+                    "OK" if r["converged"] else ("timeout" if r["timeout"] else "no"),
+                    j.get("iterations"), j.get("true_residual"), r["wall_s"]), flush=True)
+    print("%s: done in %.0f s" % (name, time.time() - t0), flush=True)
+    return len(todo)
+
+
+def cmd_run(a):
+    do_run(a, a.name, a.subset, a.set, a.timeout, a.best_of)
+
+
 def cmd_summary(a):
-    recs = []
-    for n in a.name:
-        recs += load(a.results, n)
-    sets = by_setting(recs)
+    sets = by_setting(load_many(a.results, a.name))
     rows = []
     for key, per in sets.items():
-        conv = [r for r in per.values() if r["converged"]]
-        tt = sum(total_time(r) for r in per.values())
-        rows.append((-len(conv), tt, key, len(per), sorted(x["name"] for x in per.values() if not x["converged"])))
+        rows.append((-sum(r["converged"] for r in per.values()),
+                     sum(total_time(r) for r in per.values()), key, len(per),
+                     sorted(x["name"] for x in per.values() if not x["converged"])))
     rows.sort()
     for negc, tt, key, cnt, fails in rows[: a.top]:
         print("%3d/%-3d %8.1fs  %s" % (-negc, cnt, tt, key))
         if a.fails:
             print("          not converged: " + " ".join(fails))
+
+
+def cmd_sweep(a):
+    t0 = time.time()
+    for name, subset, timeout, sets in SWEEP:
+        do_run(a, name, subset, sets, timeout)
+    # per matrix, re-run the best setting found until the choice is stable: a re-run
+    # that no longer converges hands the matrix to its next best setting
+    for _ in range(5):
+        if do_run(a, "best", "all", None, 90, EXPLORED + ["defaults", "best"]) == 0:
+            break
+    print("sweep: %.0f s" % (time.time() - t0))
+    render(a)
 
 
 # ---------------------------------------------------------------- render
@@ -225,88 +323,61 @@ def fmt_e(x):
     return "-" if x is None else "%.1e" % x
 
 
-def row_cells(r, key_cols):
+def slowest_phase(r):
     j = r["ildl"] or {}
-    n = j.get("n")
-    blocks = j.get("blocks")
-    mean = ("%.2f" % (n / blocks)) if n and blocks else "-"
-    phases = {k: j.get(k + "_s") for k in ("setup", "factor", "solve")}
-    known = {k: v for k, v in phases.items() if v is not None}
-    slowest = max(known, key=known.get) if known and not r["timeout"] else "-"
     if r["timeout"]:
-        status = "timeout"
+        return "timeout"
+    ph = {k: j.get(k + "_s") for k in ("setup", "factor", "solve") if j.get(k + "_s") is not None}
+    return max(ph, key=ph.get) if ph else "-"
+
+
+def diff_setting(params, defaults):
+    d = [("%s=%s" % (k, params[k])) for k in PARAM_FLAGS if params.get(k) != defaults.get(k)]
+    return " ".join(d) if d else "defaults"
+
+
+def row_cells(r, defaults):
+    j = r["ildl"] or {}
+    n, blocks = j.get("n"), j.get("blocks")
+    if r["timeout"]:
+        status = "no (timeout %ss)" % r.get("timeout_s", "?")
     elif r["converged"]:
         status = "yes"
-    elif j.get("status_code") not in (None, 0, -17, 17) and j.get("status") not in (None, "success"):
-        status = "no (%s)" % j.get("status")
     else:
         status = "no"
     cells = [r["name"], str(n or "-"), str(j.get("nnz", "-"))]
-    cells += [str(r["params"].get(k, "-")) for k in key_cols]
-    cells += [str(blocks if blocks is not None else "-"), mean, str(j.get("levels", "-")),
-              str(j.get("perturbed", "-")), str(j.get("pivots_2x2", "-")),
-              fmt_s(phases["setup"]), fmt_s(phases["factor"]), fmt_s(phases["solve"]), slowest,
-              str(j.get("iterations", "-")), fmt_e(j.get("true_residual")), status]
+    if defaults is not None:
+        cells.append(diff_setting(r["params"], defaults))
+    cells += [str(blocks if blocks is not None else "-"),
+              ("%.1f" % (n / blocks)) if n and blocks else "-",
+              str(j.get("levels", "-")), str(j.get("perturbed", "-")), str(j.get("pivots_2x2", "-")),
+              fmt_s(j.get("setup_s")), fmt_s(j.get("factor_s")), fmt_s(j.get("solve_s")),
+              slowest_phase(r), str(j.get("iterations", "-")), fmt_e(j.get("true_residual")), status]
     return cells
 
 
-def table(rows, key_cols):
-    head = ["matrix", "n", "nnz"] + key_cols + ["blocks", "mean bs", "levels", "perturbed",
-                                                "2x2", "setup s", "factor s", "solve s",
-                                                "slowest", "iters", "true res", "converged"]
+def table(rows, defaults=None):
+    head = ["matrix", "n", "nnz"] + (["setting (vs defaults)"] if defaults is not None else [])
+    head += ["blocks", "mean bs", "levels", "perturbed", "2x2", "setup s", "factor s",
+             "solve s", "slowest", "iters", "true res", "converged"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        out.append("| " + " | ".join(row_cells(r, key_cols)) + " |")
+        out.append("| " + " | ".join(row_cells(r, defaults)) + " |")
     return "\n".join(out)
 
 
-def best_of(recs):
-    """Per matrix: the converged record of least total time, else the least residual."""
-    best = {}
-    for r in recs:
-        cur = best.get(r["name"])
-        if cur is None or rank(r) < rank(cur):
-            best[r["name"]] = r
-    return best
+def ranking(sets, nmat=None):
+    rows = []
+    for key, per in sets.items():
+        if nmat is not None and len(per) != nmat:
+            continue
+        rows.append((-sum(r["converged"] for r in per.values()),
+                     sum(total_time(r) for r in per.values()), key, len(per)))
+    rows.sort()
+    return rows
 
 
-def rank(r):
-    j = r["ildl"] or {}
-    res = j.get("true_residual")
-    if r["converged"]:
-        return (0, total_time(r))
-    return (1, res if res is not None else float("inf"))
-
-
-def cmd_render(a):
-    drecs = load(a.results, a.defaults)
-    if not drecs:
-        sys.exit("no records in %s.jsonl" % a.defaults)
-    dset = by_setting(drecs)
-    dkey = canon(library_defaults(a.ildl))
-    if dkey not in dset:
-        sys.exit("the defaults run has no records for the current defaults (%s)" % dkey)
-    drows = sorted(dset[dkey].values(), key=lambda r: r["name"])
-    grecs = list(drecs)
-    for g in a.grid:
-        grecs += load(a.results, g)
-    gsets = by_setting(grecs)
-    best = best_of([r for per in gsets.values() for r in per.values()])
-    brows = [best[k] for k in sorted(best)]
-    nd = sum(r["converged"] for r in drows)
-    nb = sum(r["converged"] for r in brows)
-    # settings ranked over the matrices each was run on
-    ranking = []
-    for key, per in gsets.items():
-        ranking.append((-sum(r["converged"] for r in per.values()),
-                        sum(total_time(r) for r in per.values()), key, len(per)))
-    ranking.sort()
-    full = [x for x in ranking if x[3] == len(drows)]
-    slow = {}
-    for r in drows:
-        c = row_cells(r, [])
-        slow[c[-4]] = slow.get(c[-4], 0) + 1
-    host = platform.node()
+def machine():
     cpu = "unknown CPU"
     try:
         with open("/proc/cpuinfo") as f:
@@ -316,65 +387,90 @@ def cmd_render(a):
                     break
     except OSError:
         pass
-    nproc = os.cpu_count()
-    cmdline = "python3 bench/cpu_suite.py render --defaults %s %s" % (
-        a.defaults, " ".join("--grid " + g for g in a.grid))
-    dcols = []
-    bcols = list(PARAM_FLAGS)
-    lines = []
-    lines.append("# CPU results on the shared matrices")
-    lines.append("")
-    lines.append("Generated by `bench/cpu_suite.py`; do not edit the tables by hand.")
-    lines.append("")
-    lines.append("- machine: %s, `nproc` = %d (%s), each run single-threaded (`--threads 1`), "
-                 "%d runs at a time" % (cpu, nproc, host, a.jobs))
-    lines.append("- date: %s" % datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
-    lines.append("- regenerate: `python3 bench/cpu_suite.py run --name %s` (defaults), the grid runs "
-                 "listed in docs/blocking-notes.md, then `%s`" % (a.defaults, cmdline))
-    lines.append("- protocol: b = A*1, SQMR to true relative residual <= 1e-6 on the original "
-                 "system within %d iterations, per-run timeout %d s (a timeout counts as not "
-                 "converged); `mean bs` = n / blocks; `slowest` = the largest of setup, factor "
-                 "and solve time; times in seconds" % (a.maxit, a.timeout))
-    lines.append("")
-    lines.append("## Summary")
-    lines.append("")
-    lines.append("| | converged (of %d) |" % len(drows))
-    lines.append("|---|---|")
-    lines.append("| defaults (`%s`) | %d |" % (dkey, nd))
-    lines.append("| best per-matrix setting (%d settings tried) | %d |" % (len(gsets), nb))
-    lines.append("")
-    lines.append("Slowest phase with the defaults: " +
-                 ", ".join("%s on %d matrices" % (k, v) for k, v in sorted(slow.items(), key=lambda x: -x[1])) + ".")
-    lines.append("")
-    if full:
-        lines.append("### Settings run on all %d matrices" % len(drows))
-        lines.append("")
-        lines.append("| setting | converged | total time s |")
-        lines.append("|---|---|---|")
-        for negc, tt, key, cnt in full:
-            lines.append("| `%s` | %d | %.1f |" % (key, -negc, tt))
-        lines.append("")
-    lines.append("## Defaults on all matrices")
-    lines.append("")
-    lines.append("Defaults: `%s` (`ildl --help` of the binary that ran)." % dkey)
-    lines.append("")
-    lines.append(table(drows, dcols))
-    lines.append("")
-    lines.append("## Best setting per matrix")
-    lines.append("")
-    lines.append("Over every setting recorded for the matrix in the runs named above: the "
-                 "converged run of least setup + factor + solve time, else the run of least "
-                 "true residual.")
-    lines.append("")
-    lines.append(table(brows, bcols))
-    lines.append("")
-    if a.prose and os.path.exists(a.prose):
-        with open(a.prose) as f:
-            lines.append(f.read().rstrip())
-            lines.append("")
+    return "%s, `nproc` = %d, %s" % (cpu, os.cpu_count(), platform.system())
+
+
+def render(a):
+    defaults = library_defaults(a.ildl)
+    dkey = canon(defaults)
+    dset = by_setting(load(a.results, "defaults"))
+    if dkey not in dset:
+        sys.exit("defaults.jsonl has no records for the current defaults (%s)" % dkey)
+    drows = sorted(dset[dkey].values(), key=lambda r: r["name"])
+    nmat = len(drows)
+    explored = load_many(a.results, EXPLORED)
+    allrecs = explored + load(a.results, "defaults")
+    sets = by_setting(allrecs)
+    bestrecs = load(a.results, "best") + load(a.results, "defaults")
+    best = best_of(bestrecs)
+    brows = [best[k] for k in sorted(best)]
+    nd = sum(r["converged"] for r in drows)
+    nb = sum(r["converged"] for r in brows)
+    okey = canon(OLD_DEFAULTS)
+    nold = sum(r["converged"] for r in sets.get(okey, {}).values())
+    slow = {}
+    for r in drows:
+        slow[slowest_phase(r)] = slow.get(slowest_phase(r), 0) + 1
+    L = []
+    L += ["# CPU results on the shared matrices", "",
+          "Written by `bench/cpu_suite.py render`; the tables are generated, do not edit them. "
+          "How the defaults were chosen and why some matrices fail: "
+          "[blocking-notes.md](blocking-notes.md).", "",
+          "- machine: %s; every run single-threaded (`--threads 1`, `OMP_NUM_THREADS=1`), "
+          "%d runs side by side, on a machine shared with other work (times are indicative)"
+          % (machine(), a.jobs),
+          "- date: %s" % datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+          "- regenerated with `python3 bench/cpu_suite.py sweep` (all runs of the plan `SWEEP` "
+          "in that script, then the re-runs of the best setting per matrix, then "
+          "`python3 bench/cpu_suite.py render`); results in `build-tune/results/*.jsonl`",
+          "- protocol: `ildl solve --backend cpu`, b = A*1, SQMR until the true relative "
+          "residual on the original system is <= 1e-6, at most %d iterations; a run past its "
+          "timeout (30 s in the screen, 60-90 s otherwise) counts as not converged. `mean bs` = "
+          "n / blocks; `perturbed` = near-zero pivots replaced; `2x2` = 2x2 pivots; `slowest` = "
+          "the largest of setup, factor and solve time (s)" % a.maxit, ""]
+    L += ["## Summary", "",
+          "| | converged (of %d) |" % nmat, "|---|---|",
+          "| defaults `%s` | %d |" % (dkey, nd),
+          "| best setting per matrix (%d settings explored, %d runs) | %d |"
+          % (len(sets), len(latest(allrecs)), nb)]
+    if nold:
+        L.append("| old defaults `%s` | %d |" % (okey, nold))
+    L += ["", "Slowest phase with the defaults: " + ", ".join(
+        "%s on %d matrices" % (k, v) for k, v in sorted(slow.items(), key=lambda x: -x[1])) + ".", ""]
+    def short(key, sets_):
+        per = sets_[key]
+        return diff_setting(next(iter(per.values()))["params"], defaults)
+
+    L += ["### Settings run on all %d matrices" % nmat, "",
+          "Settings are written as their difference from the defaults; total time = the sum "
+          "of setup + factor + solve over the matrices (the timeout for a run past it).", "",
+          "| setting | converged | total time s |", "|---|---|---|"]
+    for negc, tt, key, cnt in ranking(sets, nmat):
+        L.append("| `%s` | %d | %.1f |" % (short(key, sets), -negc, tt))
+    ssets = by_setting(load(a.results, "screen"))
+    scr = ranking(ssets, len(SCREEN))
+    if scr:
+        L += ["", "### Screen on %d matrices" % len(SCREEN), "",
+              "The %d matrices the old defaults failed on (%s) plus %d they solved (%s); "
+              "timeout 30 s. Recorded while other parts of the library still changed, so "
+              "single borderline runs may differ from the final binary."
+              % (len(HARD), ", ".join(HARD), len(SCREEN) - len(HARD), ", ".join(SCREEN[len(HARD):])),
+              "", "| setting | converged | total time s |", "|---|---|---|"]
+        for negc, tt, key, cnt in scr:
+            L.append("| `%s` | %d | %.1f |" % (short(key, ssets), -negc, tt))
+    L += ["", "## Defaults on all matrices", "", "Setting: `%s`." % dkey, "", table(drows), ""]
+    L += ["## Best setting per matrix", "",
+          "Per matrix, the setting that converged in the least setup + factor + solve time "
+          "among all explored (else the one with the least true residual), re-run with this "
+          "binary; `setting` lists what differs from the defaults.", "",
+          table(brows, defaults), ""]
     with open(a.out, "w") as f:
-        f.write("\n".join(lines))
-    print("wrote %s: defaults %d/%d, per-matrix best %d/%d" % (a.out, nd, len(drows), nb, len(brows)))
+        f.write("\n".join(L))
+    print("wrote %s: defaults %d/%d, best per matrix %d/%d" % (a.out, nd, nmat, nb, len(brows)))
+
+
+def cmd_render(a):
+    render(a)
 
 
 def main():
@@ -382,26 +478,26 @@ def main():
     ap.add_argument("--ildl", default=DEF_ILDL)
     ap.add_argument("--results", default=DEF_RESULTS)
     ap.add_argument("--matrices", default=DEF_MATRICES)
-    ap.add_argument("--timeout", type=int, default=60)
+    ap.add_argument("--timeout", type=int, default=60, help="per run (run only)")
     ap.add_argument("--maxit", type=int, default=1000)
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--out", default=DEF_DOC)
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run")
     r.add_argument("--name", required=True, help="results file RESULTS/NAME.jsonl")
     r.add_argument("--subset", default="all", help="all, screen, hard, or a comma list of matrix names")
     r.add_argument("--set", action="append", help="KEY=V1,V2,... (keys: %s)" % ", ".join(PARAM_FLAGS))
-    r.add_argument("--quiet", action="store_true")
+    r.add_argument("--best-of", action="append",
+                   help="instead of --set: per matrix, re-run the best setting of these runs")
     s = sub.add_parser("summary")
     s.add_argument("--name", action="append", required=True)
     s.add_argument("--top", type=int, default=30)
     s.add_argument("--fails", action="store_true")
-    d = sub.add_parser("render")
-    d.add_argument("--defaults", default="defaults")
-    d.add_argument("--grid", action="append", default=[])
-    d.add_argument("--out", default=DEF_DOC)
-    d.add_argument("--prose", help="markdown appended after the tables (notes written by hand)")
+    sub.add_parser("sweep")
+    sub.add_parser("render")
     a = ap.parse_args()
-    {"run": cmd_run, "summary": cmd_summary, "render": cmd_render}[a.cmd](a)
+    {"run": cmd_run, "summary": cmd_summary, "sweep": cmd_sweep, "render": cmd_render}[a.cmd](a)
 
 
 if __name__ == "__main__":

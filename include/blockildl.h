@@ -107,14 +107,15 @@ typedef struct ildl_options {
     int backend;            /* ildl_backend; default AUTO (CUDA if a GPU is usable, else CPU) */
     int ordering;           /* ildl_ordering; default AMD */
     int blocking;           /* ildl_blocking_strategy; default RB */
-    int scaling;            /* ildl_scaling; default EQUILIBRATE */
+    int scaling;            /* ildl_scaling; default MATCHING */
     int pivoting;           /* ildl_pivoting; default ROOK */
     int precision;          /* ildl_precision; default DOUBLE */
     int fill_level;         /* l_f >= 0: block level of fill; default 1 */
     double fill_factor;     /* r_f >= 1: capacity per block = r_f * nnz(A_ij); default 8; <=0 = unlimited */
     double drop_tol;        /* tau >= 0: drop |u| <= tau*||u_row||_2; default 1e-4 */
     int max_block_size;     /* 1..32; default 32 */
-    double block_threshold; /* cosine similarity threshold for blocking; default 0.8 */
+    double block_threshold; /* cosine similarity threshold for blocking; default 0 (RB: plain
+                               runs of max_block_size rows of the ordering) */
     double block_decay;     /* BR: threshold factor per coarsening level; default 0.9 */
     double pivot_tol;       /* |pivot| below this (after scaling) is perturbed; default 1e-10 */
     double pivot_perturb;   /* magnitude a perturbed pivot gets; default 1e-6 */

@@ -13,6 +13,9 @@
 #include "cpu/factor.h"
 #include "cuda/cuda_backend.h"
 #include "krylov/sqmr.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #define ILDL_API __attribute__((visibility("default")))
 #define ILDL_SYM_TOL 1e-10
@@ -35,6 +38,29 @@ struct ildl_handle {
 };
 
 /* ------------------------------------------------------------------ small helpers */
+
+/* options.num_threads for the duration of one call: OpenMP regions inside (factor, solves,
+ * SpMV) then use it; the caller's setting is restored afterwards. */
+static int threads_push(const ildl_handle *h)
+{
+#ifdef _OPENMP
+    int prev = omp_get_max_threads();
+    if (h->opt.num_threads > 0) omp_set_num_threads(h->opt.num_threads);
+    return prev;
+#else
+    (void)h;
+    return 0;
+#endif
+}
+
+static void threads_pop(int prev)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(prev);
+#else
+    (void)prev;
+#endif
+}
 
 static int fail(ildl_handle *h, int st, const char *fmt, ...)
 {
@@ -66,10 +92,10 @@ ILDL_API int ildl_options_default(ildl_options *o)
     o->backend = ILDL_BACKEND_AUTO;
     o->ordering = ILDL_ORDER_AMD;
     o->blocking = ILDL_BLOCKING_RB;
-    o->scaling = ILDL_SCALING_EQUILIBRATE;
+    o->scaling = ILDL_SCALING_MATCHING;
     o->pivoting = ILDL_PIVOT_ROOK;
     o->precision = ILDL_PREC_DOUBLE;
-    o->fill_level = 2;
+    o->fill_level = 1;
     o->fill_factor = 8.0;
     o->drop_tol = 1e-4;
     o->max_block_size = 32;
@@ -295,7 +321,7 @@ static int check_values(ildl_handle *h, const double *values)
     return ILDL_SUCCESS;
 }
 
-ILDL_API int ildl_factor(ildl_handle *h, const double *values)
+static int factor_impl(ildl_handle *h, const double *values)
 {
     if (!h) return ILDL_ERR_NULL_ARGUMENT;
     double t0 = ildl_wtime();
@@ -382,7 +408,7 @@ static void matvec_host(void *ctx, const double *x, double *y)
     ildl_csr_matvec(&h->A, x, y);
 }
 
-ILDL_API int ildl_apply(ildl_handle *h, const double *r, double *z, int where, void *stream)
+static int apply_impl(ildl_handle *h, const double *r, double *z, int where, void *stream)
 {
     (void)stream;
     if (!h) return ILDL_ERR_NULL_ARGUMENT;
@@ -408,7 +434,7 @@ static void progress_cb(void *ctx, int it, double est)
     if (h->opt.verbosity >= 2) logline(h, 2, "sqmr %5d  est. rel. residual %.3e", it, est);
 }
 
-ILDL_API int ildl_solve(ildl_handle *h, const double *b, double *x)
+static int solve_impl(ildl_handle *h, const double *b, double *x)
 {
     if (!h) return ILDL_ERR_NULL_ARGUMENT;
     if (!b || !x) return fail(h, ILDL_ERR_NULL_ARGUMENT, "b and x must not be NULL");
@@ -450,6 +476,30 @@ ILDL_API int ildl_solve(ildl_handle *h, const double *b, double *x)
              res.iterations, res.true_residual);
     else if (st)
         fail(h, st, "solve failed: %s", ildl_strerror(st));
+    return st;
+}
+
+ILDL_API int ildl_factor(ildl_handle *h, const double *values)
+{
+    if (!h) return ILDL_ERR_NULL_ARGUMENT;
+    int prev = threads_push(h), st = factor_impl(h, values);
+    threads_pop(prev);
+    return st;
+}
+
+ILDL_API int ildl_solve(ildl_handle *h, const double *b, double *x)
+{
+    if (!h) return ILDL_ERR_NULL_ARGUMENT;
+    int prev = threads_push(h), st = solve_impl(h, b, x);
+    threads_pop(prev);
+    return st;
+}
+
+ILDL_API int ildl_apply(ildl_handle *h, const double *r, double *z, int where, void *stream)
+{
+    if (!h) return ILDL_ERR_NULL_ARGUMENT;
+    int prev = threads_push(h), st = apply_impl(h, r, z, where, stream);
+    threads_pop(prev);
     return st;
 }
 

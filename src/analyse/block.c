@@ -15,9 +15,7 @@
 #define BLOCK_MAX_BS 32
 /* BR stops lowering its threshold below min(threshold, BR_MIN_THRESHOLD), after
  * BR_MAX_LEVELS threshold steps, or once the mean block has BR_FULL * max_bs rows. */
-#ifndef BR_MIN_THRESHOLD
 #define BR_MIN_THRESHOLD 0.1
-#endif
 #define BR_MAX_LEVELS 40
 #define BR_FULL 0.75
 

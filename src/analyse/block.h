@@ -20,8 +20,10 @@ int ildl_block_rb(const ildl_csr *A, const int32_t *order, const int32_t *pair, 
                   double threshold, ildl_blocking *out);
 
 /* Strategy BR: cluster rows of similar pattern (cosine >= threshold) into groups of <=
- * max_bs rows, then repeat on the coarse matrix with threshold *= decay while groups can
- * still merge (sizes stay <= max_bs), then order the coarse graph with `ordering`
+ * max_bs rows, then repeat on the coarse matrix with threshold *= decay per level (down to a
+ * floor of min(threshold, 0.1); steps that would merge nothing are skipped; stops when blocks
+ * average 75% of max_bs, when levels at the floor merge under 1%, or after 40 steps; decay = 1
+ * stops at the first level that merges nothing), then order the coarse graph with `ordering`
  * (ildl_ordering) and expand: rows of one block are contiguous. */
 int ildl_block_br(const ildl_csr *A, int ordering, const int32_t *pair, int max_bs,
                   double threshold, double decay, ildl_blocking *out);
