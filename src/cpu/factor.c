@@ -403,6 +403,10 @@ static int phase_b(ildl_tiles *T, int32_t r0, int32_t nrows, const workspace *ws
  * of each sign, det > 0 two of the trace's sign, det == 0 one zero and the trace's sign. */
 void ildl_factor_final_stats(const ildl_tiles *T, ildl_factor_stats *st)
 {
+    /* the 2x2 count is read off D itself, the one record both backends share */
+    int32_t n2 = 0;
+    for (int32_t k = 0; k < T->n; k++) n2 += T->piv_type[k] == 2;
+    st->n2x2 = n2;
     int64_t nnz = (int64_t)T->n + st->n2x2;
     st->inertia_pos = st->inertia_neg = st->inertia_zero = 0;
     for (int64_t t = 0; t < T->ntiles; t++) {

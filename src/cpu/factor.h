@@ -28,8 +28,8 @@ typedef struct ildl_factor_stats {
  * ILDL_ERR_OUT_OF_MEMORY. */
 int ildl_cpu_factor(ildl_tiles *T, const ildl_factor_params *p, ildl_factor_stats *st);
 
-/* Fill the inertia of D and factor_nnz of st from a finished factor in T (n2x2 must already
- * be set): shared by the CPU and CUDA backends. */
+/* Fill n2x2, the inertia of D and factor_nnz of st from a finished factor in T: shared by
+ * the CPU and CUDA backends. */
 void ildl_factor_final_stats(const ildl_tiles *T, ildl_factor_stats *st);
 
 /* In place x <- (U^T D U)^{-1} x, x[n] in factored (pivot) order: forward over levels with

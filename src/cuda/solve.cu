@@ -41,7 +41,35 @@ template <bool SF> __device__ __forceinline__ double ld_dep(const double *p)
     return SF ? __ldcg(p) : *p;
 }
 
-/* x_i <- U_ii^-T (x_i - sum_k U_ki^T x_k) by one warp; us: TILE doubles of shared memory. */
+#define SLD 33 /* padded leading dimension of a staged tile: no bank conflicts either way */
+#define STILE (LD * SLD)
+
+/* Stage stored tile t (mr x mc) into us (ld SLD) as dense, by one warp; sparse tiles get
+ * zeros where nothing is stored. Returns 1 for a sparse tile. */
+__device__ __forceinline__ int stage_tile(const dev_tiles &T, int64_t t, int mr, int mc, double *us)
+{
+    int lane = threadIdx.x & 31;
+    const int64_t v0 = T.off[t];
+    int sparse = T.format[t] == ILDL_TILE_SPARSE;
+    __syncwarp();
+    if (sparse) {
+        for (int r = 0; r < mr; r++)
+            if (lane < mc) us[r * SLD + lane] = 0.0;
+        __syncwarp();
+        const uint16_t *ix = T.idx + v0;
+        int64_t nz = T.nnz[t];
+        for (int64_t e = lane; e < nz; e += LD) us[(ix[e] >> 5) * SLD + (ix[e] & 31)] = dev_val(T, v0 + e);
+    } else {
+        for (int r = 0; r < mr; r++)
+            if (lane < mc) us[r * SLD + lane] = dev_val(T, v0 + (int64_t)r * mc + lane);
+    }
+    __syncwarp();
+    return sparse;
+}
+
+/* x_i <- U_ii^-T (x_i - sum_k U_ki^T x_k) by one warp; us: STILE doubles of shared memory.
+ * Per tile, lane c sums U(l,c) x_k(l) over l ascending; a sparse tile adds only its stored
+ * (nonzero) entries, a dense one every entry: exactly the CPU's two loops. */
 template <bool SF>
 __device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *us, const int *done,
                             int epoch)
@@ -55,23 +83,21 @@ __device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *us
         int32_t k = T.row[t];
         if (k >= i) break;
         if (SF) sf_wait(done, k, epoch);
-        const double *xk = x + T.bstart[k];
-        const int64_t v0 = T.off[t];
+        int mk = dev_bsize(T, k);
+        double xk = (c < mk) ? ld_dep<SF>(x + T.bstart[k] + c) : 0.0;
+        int sparse = stage_tile(T, t, mk, mi, us);
         double s = 0.0;
-        if (T.format[t] == ILDL_TILE_SPARSE) {
-            const uint16_t *ix = T.idx + T.off[t];
-            int64_t nz = T.nnz[t];
-            for (int64_t e = 0; e < nz; e++)
-                if ((ix[e] & 31) == c) s += dev_val(T, v0 + e) * ld_dep<SF>(xk + (ix[e] >> 5));
-        } else if (c < mi) {
-            int mk = dev_bsize(T, k);
-            for (int l = 0; l < mk; l++) s += dev_val(T, v0 + l * mi + c) * ld_dep<SF>(xk + l);
+        for (int l = 0; l < mk; l++) {
+            double xl = __shfl_sync(0xffffffffu, xk, l);
+            double u = us[l * SLD + c];
+            if (c < mi && (!sparse || u != 0.0)) s += u * xl;
         }
         xv -= s;
     }
     /* U_ii^-T: lane c accumulates s_c over l ascending as x_l becomes final (the CPU's
      * order); x_l is broadcast by shuffle, U_ii from shared memory */
     const int64_t u0 = T.off[T.row_ptr[i]];
+    __syncwarp();
     for (int e = c; e < mi * mi; e += LD) us[e] = dev_val(T, u0 + e);
     __syncwarp();
     double s = 0.0;
@@ -84,7 +110,7 @@ __device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *us
     __syncwarp();
 }
 
-/* x_i <- U_ii^-1 (x_i - sum_j U_ij x_j) by one warp. */
+/* x_i <- U_ii^-1 (x_i - sum_j U_ij x_j) by one warp (lane r sums over c ascending). */
 template <bool SF>
 __device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *us, const int *done,
                              int epoch)
@@ -96,22 +122,20 @@ __device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *u
     for (int64_t t = T.row_ptr[i] + 1; t < T.row_ptr[i + 1]; t++) {
         int32_t j = T.col[t];
         if (SF) sf_wait(done, j, epoch);
-        const double *xj = x + T.bstart[j];
-        const int64_t v0 = T.off[t];
+        int mj = dev_bsize(T, j);
+        double xj = (r < mj) ? ld_dep<SF>(x + T.bstart[j] + r) : 0.0;
+        int sparse = stage_tile(T, t, mi, mj, us);
         double s = 0.0;
-        if (T.format[t] == ILDL_TILE_SPARSE) {
-            const uint16_t *ix = T.idx + T.off[t];
-            int64_t nz = T.nnz[t];
-            for (int64_t e = 0; e < nz; e++)
-                if ((ix[e] >> 5) == r) s += dev_val(T, v0 + e) * ld_dep<SF>(xj + (ix[e] & 31));
-        } else if (r < mi) {
-            int mj = dev_bsize(T, j);
-            for (int c = 0; c < mj; c++) s += dev_val(T, v0 + r * mj + c) * ld_dep<SF>(xj + c);
+        for (int c = 0; c < mj; c++) {
+            double xc = __shfl_sync(0xffffffffu, xj, c);
+            double u = (r < mi) ? us[r * SLD + c] : 0.0;
+            if (r < mi && (!sparse || u != 0.0)) s += u * xc;
         }
         xv -= s;
     }
     /* U_ii^-1: lane r accumulates s_r over c descending as x_c becomes final */
     const int64_t u0 = T.off[T.row_ptr[i]];
+    __syncwarp();
     for (int e = r; e < mi * mi; e += LD) us[e] = dev_val(T, u0 + e);
     __syncwarp();
     double s = 0.0;
@@ -128,13 +152,13 @@ __device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *u
 
 __global__ void k_forward_level(dev_tiles T, const int32_t *rows, double *x)
 {
-    __shared__ double us[TILE];
+    __shared__ double us[STILE];
     row_forward<false>(T, rows[blockIdx.x], x, us, NULL, 0);
 }
 
 __global__ void k_backward_level(dev_tiles T, const int32_t *rows, double *x)
 {
-    __shared__ double us[TILE];
+    __shared__ double us[STILE];
     row_backward<false>(T, rows[blockIdx.x], x, us, NULL, 0);
 }
 
@@ -151,7 +175,7 @@ __global__ void k_syncfree_begin(int *epoch, int *tickets)
 __global__ void __launch_bounds__(SF_WARPS * 32) k_forward_syncfree(dev_tiles T, double *x, int *done,
                                                                     int *ticket, const int *epoch)
 {
-    __shared__ double us[SF_WARPS][TILE];
+    __shared__ double us[SF_WARPS][STILE];
     int w = threadIdx.x >> 5, lane = threadIdx.x & 31, ep = *epoch;
     for (;;) {
         int t = 0;
@@ -167,7 +191,7 @@ __global__ void __launch_bounds__(SF_WARPS * 32) k_forward_syncfree(dev_tiles T,
 __global__ void __launch_bounds__(SF_WARPS * 32) k_backward_syncfree(dev_tiles T, double *x, int *done,
                                                                      int *ticket, const int *epoch)
 {
-    __shared__ double us[SF_WARPS][TILE];
+    __shared__ double us[SF_WARPS][STILE];
     int w = threadIdx.x >> 5, lane = threadIdx.x & 31, ep = *epoch;
     for (;;) {
         int t = 0;

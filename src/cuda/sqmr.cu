@@ -273,7 +273,7 @@ int ildl_cuda_sqmr_prepare(ildl_cuda_ctx *c)
     }
     CU(cudaMalloc((void **)&c->d_part, sizeof(double) * ILDL_DOT_BLOCKS));
     CU(cudaMalloc((void **)&c->d_S, sizeof(sqmr_scalars)));
-    CU(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    CU(cudaStreamCreate(&c->stream)); /* blocking: ordered with the factor on the default stream */
     status = capture(c, launch_iteration, &c->g_full);
     if (status) goto cleanup;
     status = capture(c, launch_direction, &c->g_dir);
