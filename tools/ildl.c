@@ -23,7 +23,7 @@ static const named pivots[] = {{"none", ILDL_PIVOT_NONE}, {"bk", ILDL_PIVOT_BK},
 static const named precisions[] = {{"double", ILDL_PREC_DOUBLE}, {"single", ILDL_PREC_SINGLE}, {"mixed", ILDL_PREC_MIXED}, {0, 0}};
 static const named scalings[] = {{"none", ILDL_SCALING_NONE}, {"equilibrate", ILDL_SCALING_EQUILIBRATE},
                                  {"matching", ILDL_SCALING_MATCHING}, {0, 0}};
-static const named schedules[] = {{"syncfree", ILDL_SCHEDULE_SYNCFREE}, {"levels", ILDL_SCHEDULE_LEVELS}, {0, 0}};
+static const named schedules[] = {{"levels", ILDL_SCHEDULE_LEVELS}, {"syncfree", ILDL_SCHEDULE_SYNCFREE}, {0, 0}};
 static const named leftovers[] = {{"scan", ILDL_LEFTOVER_SCAN}, {"atomic", ILDL_LEFTOVER_ATOMIC}, {0, 0}};
 
 static const char *name_of(const named *t, int v)
@@ -83,7 +83,7 @@ static void usage(FILE *f)
         "  --block-size B                max rows per block, 1..32 [%d]\n"
         "  --block-threshold C           cosine similarity threshold [%g]\n"
         "  --leftover scan|atomic        leftover capacity protocol [%s]\n"
-        "  --schedule syncfree|levels    GPU triangular-solve schedule [%s]\n"
+        "  --schedule levels|syncfree    GPU triangular-solve schedule (syncfree: experimental) [%s]\n"
         "  --tol TOL                     true relative residual target [%g]\n"
         "  --maxit N                     SQMR iteration limit [%d]\n"
         "  --threads N                   CPU threads, 0 = all [%d]\n"
