@@ -13,6 +13,7 @@
 #include <string.h>
 #include "blockildl.h"
 #include "cpu/dense_factor.h"
+#include "support/dense_check.h"
 
 #define LD ILDL_TILE_LD
 #define TOL 1e-10
@@ -22,107 +23,6 @@ static ildl_dense_params params(const int8_t *hint)
 {
     ildl_dense_params p = {TOL, PERTURB, hint};
     return p;
-}
-
-/* ------------------------------------------------------------------ checking helpers */
-
-/* The result is well formed: perm is a permutation, types pair up, the factored tile holds U
- * strictly above the diagonal and zeros elsewhere, U(k,k+1) = 0 inside a 2x2, D finite. */
-static void check_structure(int m, const double *f, const ildl_dense_result *res)
-{
-    int seen[LD] = {0}, n2 = 0;
-    for (int r = 0; r < m; r++) {
-        assert_true(res->perm[r] >= 0 && res->perm[r] < m);
-        assert_int_equal(seen[res->perm[r]], 0);
-        seen[res->perm[r]] = 1;
-        assert_true(isfinite(res->d_diag[r]) && isfinite(res->d_off[r]));
-        if (res->type[r] == 2) {
-            assert_true(r + 1 < m);
-            assert_int_equal(res->type[r + 1], 0);
-            assert_true(f[r * LD + r + 1] == 0);
-            n2++;
-        } else if (res->type[r] == 0) {
-            assert_true(r > 0 && res->type[r - 1] == 2);
-            assert_true(res->d_off[r] == 0);
-        } else {
-            assert_int_equal(res->type[r], 1);
-            assert_true(res->d_off[r] == 0);
-            assert_true(res->d_diag[r] != 0);
-        }
-        for (int c = 0; c < m; c++) {
-            if (c <= r) assert_true(f[r * LD + c] == 0);
-            else assert_true(isfinite(f[r * LD + c]));
-        }
-    }
-    assert_int_equal(n2, res->n2x2);
-}
-
-/* M = U^T D U, and G = |U|^T |D| |U| (the scale of rounding errors) if G != NULL. */
-static void reconstruct(int m, const double *f, const ildl_dense_result *res, double *M,
-                        double *G)
-{
-    double U[LD][LD] = {{0}}, DU[LD][LD] = {{0}}, GU[LD][LD] = {{0}};
-    for (int r = 0; r < m; r++) {
-        U[r][r] = 1;
-        for (int c = r + 1; c < m; c++) U[r][c] = f[r * LD + c];
-    }
-    for (int r = 0; r < m; r++)
-        for (int c = 0; c < m; c++) {
-            if (res->type[r] == 1) {
-                DU[r][c] = res->d_diag[r] * U[r][c];
-                GU[r][c] = fabs(res->d_diag[r]) * fabs(U[r][c]);
-            } else if (res->type[r] == 2) {
-                double da = res->d_diag[r], db = res->d_off[r], dc = res->d_diag[r + 1];
-                DU[r][c] = da * U[r][c] + db * U[r + 1][c];
-                DU[r + 1][c] = db * U[r][c] + dc * U[r + 1][c];
-                GU[r][c] = fabs(da) * fabs(U[r][c]) + fabs(db) * fabs(U[r + 1][c]);
-                GU[r + 1][c] = fabs(db) * fabs(U[r][c]) + fabs(dc) * fabs(U[r + 1][c]);
-            }
-        }
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < m; j++) {
-            double s = 0, g = 0;
-            for (int q = 0; q <= i; q++) {
-                s += U[q][i] * DU[q][j];
-                g += fabs(U[q][i]) * GU[q][j];
-            }
-            M[i * LD + j] = s;
-            if (G) G[i * LD + j] = g;
-        }
-}
-
-/* ||P A P^T - U^T D U||_F / ||A||_F (absolute error when A = 0). */
-static double recon_error(int m, const double *a0, const double *f, const ildl_dense_result *res)
-{
-    static double M[LD * LD];
-    double num = 0, den = 0;
-    reconstruct(m, f, res, M, NULL);
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < m; j++) {
-            double e = a0[res->perm[i] * LD + res->perm[j]] - M[i * LD + j];
-            num += e * e;
-            den += a0[i * LD + j] * a0[i * LD + j];
-        }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
-static double max_abs_u(int m, const double *f)
-{
-    double mx = 0;
-    for (int r = 0; r < m; r++)
-        for (int c = r + 1; c < m; c++) mx = fmax(mx, fabs(f[r * LD + c]));
-    return mx;
-}
-
-/* Symmetric random matrix with entries in (-1,1); each diagonal is 0 with probability zfrac. */
-static void gen_general(int m, double zfrac, uint64_t seed, double *a)
-{
-    uint64_t s = seed;
-    memset(a, 0, sizeof(double) * LD * LD);
-    for (int i = 0; i < m; i++) {
-        for (int j = i + 1; j < m; j++) a[i * LD + j] = a[j * LD + i] = 2 * ildl_test_rand(&s) - 1;
-        a[i * LD + i] = ildl_test_rand(&s) < zfrac ? 0 : 2 * ildl_test_rand(&s) - 1;
-    }
 }
 
 /* Symmetric matrix of 2x2 diagonal blocks [0 4; 4 0] (pairs (2i, 2i+1)) plus entries in
@@ -153,7 +53,7 @@ static void test_zero_diag_perturbs(void **state)
     a[1] = a[LD] = 1;
     memcpy(a0, a, sizeof a);
     ildl_dense_factor_none(2, a, &p, &res);
-    check_structure(2, a, &res);
+    dt_check_structure(2, a, &res);
     assert_int_equal(res.nperturbed, 1);
     assert_int_equal(res.n2x2, 0);
     assert_true(res.d_diag[0] == PERTURB);
@@ -164,12 +64,12 @@ static void test_zero_diag_perturbs(void **state)
     memcpy(a, a0, sizeof a);
     p = params(hint);
     ildl_dense_factor_none(2, a, &p, &res);
-    check_structure(2, a, &res);
+    dt_check_structure(2, a, &res);
     assert_int_equal(res.nperturbed, 0);
     assert_int_equal(res.n2x2, 1);
     assert_true(res.type[0] == 2 && res.type[1] == 0);
     assert_true(res.d_diag[0] == 0 && res.d_off[0] == 1 && res.d_diag[1] == 0);
-    assert_true(recon_error(2, a0, a, &res) == 0);
+    assert_true(dt_recon_error(2, a0, a, &res) == 0);
 }
 
 /* A = [0 .5 1 0; .5 3 0 0; 1 0 0 0; 0 0 0 -1], hint = {1,0,0,0}.
@@ -189,7 +89,7 @@ static void test_hand_hinted_pair(void **state)
         for (int j = 0; j < 4; j++) a[i * LD + j] = v[i][j];
     memcpy(a0, a, sizeof a);
     ildl_dense_factor_none(4, a, &p, &res);
-    check_structure(4, a, &res);
+    dt_check_structure(4, a, &res);
     const int type[4] = {2, 0, 1, 1};
     const double d[4] = {0, 3, 12, -1};
     for (int r = 0; r < 4; r++) {
@@ -201,7 +101,7 @@ static void test_hand_hinted_pair(void **state)
     assert_true(a[0 * LD + 2] == -12 && a[1 * LD + 2] == 2);
     assert_true(a[0 * LD + 3] == 0 && a[1 * LD + 3] == 0 && a[2 * LD + 3] == 0);
     assert_int_equal(res.nperturbed, 0);
-    assert_true(recon_error(4, a0, a, &res) <= 1e-15);
+    assert_true(dt_recon_error(4, a0, a, &res) <= 1e-15);
 }
 
 /* A hint on the last row has no partner and is ignored; a hinted pair that is numerically
@@ -217,13 +117,13 @@ static void test_bad_hints(void **state)
     hint[2] = 1;
     for (int r = 0; r < 3; r++) a[r * LD + r] = r + 1.0;
     ildl_dense_factor_none(3, a, &p, &res);
-    check_structure(3, a, &res);
+    dt_check_structure(3, a, &res);
     for (int r = 0; r < 3; r++) assert_true(res.type[r] == 1 && res.d_diag[r] == r + 1.0);
 
     memset(a, 0, sizeof a);
     for (int r = 0; r < LD; r += 2) hint[r] = 1, hint[r + 1] = 0;
     ildl_dense_factor_none(LD, a, &p, &res);
-    check_structure(LD, a, &res);
+    dt_check_structure(LD, a, &res);
     assert_int_equal(res.n2x2, 0);
     assert_int_equal(res.nperturbed, LD);
     for (int r = 0; r < LD; r++) assert_true(res.d_diag[r] == PERTURB);
@@ -237,9 +137,9 @@ static void test_identity_and_m1(void **state)
     ildl_dense_result res;
     for (int r = 0; r < LD; r++) a[r * LD + r] = -1;
     ildl_dense_factor(ILDL_PIVOT_NONE, LD, a, &p, &res);
-    check_structure(LD, a, &res);
+    dt_check_structure(LD, a, &res);
     for (int r = 0; r < LD; r++) assert_true(res.perm[r] == r && res.d_diag[r] == -1);
-    assert_true(max_abs_u(LD, a) == 0 && res.nperturbed == 0);
+    assert_true(dt_max_abs_u(LD, a) == 0 && res.nperturbed == 0);
 
     a[0] = 7;
     ildl_dense_factor_none(1, a, &p, &res);
@@ -267,11 +167,11 @@ static void test_random_paired(void **state)
             gen_paired(m, 100 * m + seed, a0);
             memcpy(a, a0, sizeof a);
             ildl_dense_factor_none(m, a, &p, &res);
-            check_structure(m, a, &res);
+            dt_check_structure(m, a, &res);
             assert_int_equal(res.nperturbed, 0);
             assert_int_equal(res.n2x2, m / 2);
             for (int r = 0; r < m; r++) assert_int_equal(res.perm[r], r);
-            assert_true(recon_error(m, a0, a, &res) <= 1e-13);
+            assert_true(dt_recon_error(m, a0, a, &res) <= 1e-13);
             memcpy(M, a0, sizeof M);
             ildl_dense_factor(ILDL_PIVOT_NONE, m, M, &p, &res2);
             assert_memory_equal(a, M, sizeof M);
@@ -280,10 +180,10 @@ static void test_random_paired(void **state)
             p = params(NULL);
             memcpy(a, a0, sizeof a);
             ildl_dense_factor_none(m, a, &p, &res);
-            check_structure(m, a, &res);
+            dt_check_structure(m, a, &res);
             assert_true(res.nperturbed >= 1);
             assert_int_equal(res.n2x2, 0);
-            reconstruct(m, a, &res, M, G);
+            dt_reconstruct(m, a, &res, M, G);
             double gn = 0, en = 0;
             for (int i = 0; i < m; i++)
                 for (int j = 0; j < m; j++) gn += G[i * LD + j] * G[i * LD + j];
@@ -306,14 +206,14 @@ static void test_random_dominant(void **state)
         for (uint64_t seed = 1; seed <= 10; seed++) {
             ildl_dense_params p = params(NULL);
             ildl_dense_result res;
-            gen_general(m, 0.0, 100 * m + seed, a0);
+            dt_gen_general(m, 0.0, 100 * m + seed, a0);
             for (int r = 0; r < m; r++) a0[r * LD + r] = (seed % 2 && r % 3 == 0 ? -1 : 1) * m;
             memcpy(a, a0, sizeof a);
             ildl_dense_factor_none(m, a, &p, &res);
-            check_structure(m, a, &res);
+            dt_check_structure(m, a, &res);
             assert_int_equal(res.nperturbed, 0);
             for (int r = 0; r < m; r++) assert_true(res.perm[r] == r && res.type[r] == 1);
-            assert_true(recon_error(m, a0, a, &res) <= 1e-14);
+            assert_true(dt_recon_error(m, a0, a, &res) <= 1e-14);
         }
 }
 
