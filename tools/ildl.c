@@ -312,8 +312,9 @@ report:
     exit_code = (status == ILDL_SUCCESS && converged) ? 0 : (status == ILDL_ERR_NOT_CONVERGED || status == ILDL_ERR_BREAKDOWN) ? 1 : 2;
     if (!quiet) {
         if (h) {
-            printf("backend  %s, ordering %s, blocking %s, pivot %s, l_f %d, r_f %g, tau %g, precision %s\n",
-                   name_of(backends, info.backend), name_of(orderings, opt.ordering), name_of(blockings, opt.blocking),
+            printf("backend  %s, scaling %s, ordering %s, blocking %s, pivot %s, l_f %d, r_f %g, tau %g, precision %s\n",
+                   name_of(backends, info.backend), name_of(scalings, opt.scaling), name_of(orderings, opt.ordering),
+                   name_of(blockings, opt.blocking),
                    name_of(pivots, opt.pivoting), opt.fill_level, opt.fill_factor, opt.drop_tol, name_of(precisions, opt.precision));
             printf("analyse  %d blocks (mean %.1f rows), %lld tiles (%lld fill), %d levels, capacity %lld\n",
                    (int)info.num_blocks, info.mean_block_size, (long long)info.num_tiles, (long long)info.num_fill_tiles,
@@ -357,9 +358,10 @@ report:
         printf(",\"repeat\":%d,\"device_bytes\":%zu,\"schedule\":\"%s\"", repeat, info.device_bytes,
                name_of(schedules, opt.solve_schedule));
         printf(",\"perturbed\":%d,\"pivots_2x2\":%d,\"ordering\":\"%s\",\"blocking\":\"%s\",\"pivot\":\"%s\","
-               "\"fill_level\":%d,\"fill_factor\":%g,\"threshold\":%g,\"precision\":\"%s\"}\n",
+               "\"scaling\":\"%s\",\"fill_level\":%d,\"fill_factor\":%g,\"threshold\":%g,\"precision\":\"%s\"}\n",
                (int)info.num_perturbed, (int)info.num_2x2_pivots, name_of(orderings, opt.ordering),
-               name_of(blockings, opt.blocking), name_of(pivots, opt.pivoting), opt.fill_level, opt.fill_factor,
+               name_of(blockings, opt.blocking), name_of(pivots, opt.pivoting), name_of(scalings, opt.scaling),
+               opt.fill_level, opt.fill_factor,
                opt.drop_tol, name_of(precisions, opt.precision));
     }
     ildl_destroy(h);
