@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The preprocessing study (issue "Preprocessing depth"): every shared matrix with the default
-settings except scaling matching vs equilibrate (AMD), and ordering AMD vs METIS (matching); per matrix
+settings except scaling matching vs equilibrate (AMD), and ordering AMD vs METIS vs RCM vs GMC (matching); per matrix
 the true residual, iterations, factor nnz and levels; writes docs/preprocessing.md.
 
 usage: preprocessing_study.py [--ildl build/tools/ildl] [--matrices DIR] [--jobs 2]
@@ -8,7 +8,7 @@ usage: preprocessing_study.py [--ildl build/tools/ildl] [--matrices DIR] [--jobs
 Runs already in --results (jsonl) are reused, so an interrupted study resumes."""
 import argparse, concurrent.futures as cf, datetime, glob, json, os, platform, subprocess
 
-CONFIGS = [("matching", "amd"), ("equilibrate", "amd"), ("matching", "metis")]
+CONFIGS = [("matching", "amd"), ("equilibrate", "amd"), ("matching", "metis"), ("matching", "rcm"), ("matching", "gmc")]
 
 def run_one(ildl, path, scaling, ordering, timeout):
     cmd = [ildl, "solve", path, "--backend", "cpu", "--threads", "1", "--scaling", scaling,
