@@ -86,6 +86,35 @@ static double compare(const ildl_tiles *T, const factor_copy *f, int64_t *struct
     return worst;
 }
 
+/* When two factors differ, say where first (in storage order): the tile, its level, rows and
+ * format, and the first differing pivot. This is what localises a device race. */
+static void report_first_difference(const ildl_tiles *T, const factor_copy *a, const char *what)
+{
+    for (int32_t k = 0; k < T->n; k++)
+        if (T->piv[k] != a->piv[k] || T->piv_type[k] != a->piv_type[k] ||
+            memcmp(&T->d_diag[k], &a->d_diag[k], sizeof(double)) != 0) {
+            int32_t b = 0;
+            while (T->bstart[b + 1] <= k) b++;
+            printf("  %s: first pivot difference at row %d (block %d, level %d)\n", what, (int)k, (int)b,
+                   (int)T->row_level[b]);
+            break;
+        }
+    for (int64_t so = 0; so < T->ntiles; so++) {
+        int64_t t = T->tile_order[so];
+        int diff = T->off[t] != a->off[t] || T->nnz[t] != a->nnz[t];
+        for (int64_t e = 0; !diff && e < T->nnz[t]; e++)
+            diff = memcmp(&T->val[T->off[t] + e], &a->val[a->off[t] + e], sizeof(double)) != 0 ||
+                   (T->format[t] == ILDL_TILE_SPARSE && T->idx[T->off[t] + e] != a->idx[a->off[t] + e]);
+        if (diff) {
+            printf("  %s: first tile difference: tile %lld (%d,%d) level %d, %s, nnz %lld vs %lld, fill level %d\n",
+                   what, (long long)t, (int)T->row[t], (int)T->col[t], (int)T->row_level[T->row[t]],
+                   T->format[t] == ILDL_TILE_SPARSE ? "sparse" : "dense", (long long)T->nnz[t],
+                   (long long)a->nnz[t], (int)T->fill_lvl[t]);
+            return;
+        }
+    }
+}
+
 typedef struct run_stats { double worst; int64_t structural; int bitwise; double solve_diff; int schedules_equal; } run_stats;
 
 /* Analyse A with o, factor on CPU and twice on GPU, compare; 0 if no GPU. */
@@ -113,6 +142,7 @@ static int agree(const ildl_csr *A, const ildl_options *o, run_stats *rs)
     assert_int_equal(ildl_cuda_factor(c, T, &fp, &gs, msg, sizeof msg), ILDL_SUCCESS);
     assert_int_equal(ildl_cuda_download_factor(c, T), ILDL_SUCCESS);
     rs->worst = compare(T, &cpu, &rs->structural);
+    if (rs->structural || rs->worst > 0) report_first_difference(T, &cpu, "GPU vs CPU");
     assert_int_equal(gs.n2x2, cs.n2x2);
     assert_int_equal(gs.nperturbed, cs.nperturbed);
     assert_int_equal(gs.inertia_pos, cs.inertia_pos);
@@ -137,6 +167,7 @@ static int agree(const ildl_csr *A, const ildl_options *o, run_stats *rs)
     rs->bitwise = memcmp(T->val, gpu1.val, sizeof(double) * (size_t)T->total_cap) == 0 &&
                   memcmp(T->d_diag, gpu1.d_diag, sizeof(double) * (size_t)n) == 0 &&
                   memcmp(T->idx, gpu1.idx, sizeof(uint16_t) * (size_t)T->total_cap) == 0;
+    if (!rs->bitwise) report_first_difference(T, &gpu1, "GPU rerun vs GPU");
     ildl_cuda_destroy(c);
     free_factor(&cpu);
     free_factor(&gpu1);
@@ -195,6 +226,8 @@ static void test_shared(void **state)
     struct dirent *e;
     while ((e = readdir(d)) && nn < 256) {
         size_t l = strlen(e->d_name);
+        const char *only = getenv("ILDL_TEST_MATRIX"); /* e.g. maxwell: one matrix only */
+        if (only && *only && !strstr(e->d_name, only)) continue;
         if (l > 7 && strcmp(e->d_name + l - 7, ".mtx.gz") == 0) names[nn++] = strdup(e->d_name);
     }
     closedir(d);
