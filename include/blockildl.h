@@ -83,12 +83,14 @@ typedef enum {
 typedef enum { ILDL_PIVOT_NONE = 0, ILDL_PIVOT_BK = 1, ILDL_PIVOT_ROOK = 2 } ildl_pivoting;
 typedef enum {
     ILDL_PREC_DOUBLE = 0, /* factor and SQMR in double */
-    ILDL_PREC_SINGLE = 1, /* factor and SQMR in single */
-    ILDL_PREC_MIXED = 2   /* factor in single, SQMR in double */
+    ILDL_PREC_SINGLE = 1, /* factor and SQMR in single (not supported yet: ILDL_ERR_NOT_SUPPORTED) */
+    ILDL_PREC_MIXED = 2   /* factor rounded to single precision (the GPU solves read a float copy),
+                             SQMR in double */
 } ildl_precision;
 typedef enum {
     ILDL_LEFTOVER_SCAN = 0,  /* leftover capacity granted in block order: bitwise reproducible */
-    ILDL_LEFTOVER_ATOMIC = 1 /* the paper's conservative racing-atomic protocol (Alg. 2) */
+    ILDL_LEFTOVER_ATOMIC = 1 /* the paper's conservative racing-atomic protocol (Alg. 2); accepted
+                                but not implemented yet: both backends use the scan */
 } ildl_leftover;
 
 typedef enum {
