@@ -2,7 +2,9 @@
 # Run ON THE DEVICE (after bench/prepare-device.sh here; carry build-cuda .carry .devdata):
 # the GPU tests (CPU/GPU agreement), optionally compute-sanitizer on them, and CPU-vs-GPU
 # ildl runs; prints a short table last. Logs go to $OUT (or /tmp/ildl-out) step by step.
-#   usage: bash bench/device-check.sh [quick|full] [sanitize]
+#   usage: bash bench/device-check.sh [quick|full] [sanitize|sanitize-all]
+#   (sanitize: memcheck; sanitize-all: memcheck and racecheck, both on a 150-row generated
+#    matrix with 32-row blocks: ILDL_TEST_SMALL=1 runs only the factor/solve agreement test)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 MODE=${1:-quick}

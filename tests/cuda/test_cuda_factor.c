@@ -264,7 +264,8 @@ static void test_api_iterations(void **state)
     if (!have_gpu()) { skip(); return; }
     ildl_csr A;
     /* a shifted 2D Laplacian (indefinite): converges in a few dozen iterations */
-    ildl_test_laplace2d(getenv("ILDL_TEST_SMALL") ? 12 : 40, 0.3, &A);
+    if (getenv("ILDL_TEST_SMALL")) { skip(); return; } /* sanitizer runs: factor and solve only */
+    ildl_test_laplace2d(40, 0.3, &A);
     double *b = malloc(sizeof(double) * A.n), *x = malloc(sizeof(double) * A.n), *ones = malloc(sizeof(double) * A.n);
     for (int32_t i = 0; i < A.n; i++) ones[i] = 1;
     ildl_csr_matvec(&A, ones, b);
