@@ -130,3 +130,30 @@ void dt_gen_kkt(int m, int shuffle, uint64_t seed, double *a)
     for (int i = 0; i < m; i++)
         for (int j = 0; j < m; j++) a[i * LD + j] = t[p[i] * LD + p[j]];
 }
+
+double dt_offdiag_residual(int mi, int mj, const double *f, const ildl_dense_result *res,
+                           const double *x, const double *b)
+{
+    static double y[LD * LD];
+    memset(y, 0, sizeof y);
+    /* y = D x, then compare U^T y with b */
+    for (int r = 0; r < mi; r++)
+        for (int c = 0; c < mj; c++) {
+            if (res->type[r] == 1) {
+                y[r * LD + c] = res->d_diag[r] * x[r * LD + c];
+            } else if (res->type[r] == 2) {
+                double xa = x[r * LD + c], xb = x[(r + 1) * LD + c];
+                y[r * LD + c] = res->d_diag[r] * xa + res->d_off[r] * xb;
+                y[(r + 1) * LD + c] = res->d_off[r] * xa + res->d_diag[r + 1] * xb;
+            }
+        }
+    double num = 0, den = 0;
+    for (int r = 0; r < mi; r++)
+        for (int c = 0; c < mj; c++) {
+            double v = y[r * LD + c];
+            for (int q = 0; q < r; q++) v += f[q * LD + r] * y[q * LD + c];
+            num += (v - b[r * LD + c]) * (v - b[r * LD + c]);
+            den += b[r * LD + c] * b[r * LD + c];
+        }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}

@@ -18,4 +18,8 @@ void dt_gen_general(int m, double zfrac, uint64_t seed, double *a);
 /* KKT tile [[H, B^T],[B, 0]] (m/3 constraints), rows shuffled if shuffle. */
 void dt_gen_kkt(int m, int shuffle, uint64_t seed, double *a);
 
+/* ||U^T D x - b||_F / ||b||_F for the off-diagonal solve x = D^-1 U^-T b (tiles with ld 32). */
+double dt_offdiag_residual(int mi, int mj, const double *f, const ildl_dense_result *res,
+                           const double *x, const double *b);
+
 #endif
