@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "support/testutil.h"
+#include "support/factor_check.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -21,24 +22,6 @@
 #include "cpu/factor.h"
 
 /* ---------------------------------------------------------------- fixtures */
-
-/* Contiguous blocks of random sizes 1..maxbs covering 0..n-1. */
-static int32_t *make_blocks(int32_t n, int maxbs, uint64_t seed, int32_t *nb)
-{
-    int32_t *bstart = malloc(sizeof(int32_t) * (size_t)(n + 1));
-    assert_non_null(bstart);
-    int32_t k = 0, b = 0;
-    bstart[0] = 0;
-    while (k < n) {
-        int sz = 1 + (int)(ildl_test_rand(&seed) * maxbs);
-        if (sz > maxbs) sz = maxbs;
-        if (k + sz > n) sz = n - k;
-        k += sz;
-        bstart[++b] = k;
-    }
-    *nb = b;
-    return bstart;
-}
 
 /* Tile store of A (identity permutation, scaling 1) for the blocking bstart. */
 static void build_tiles(const ildl_csr *A, int32_t nb, const int32_t *bstart, int lf, double ff,
@@ -205,25 +188,6 @@ static double *a_dense(const ildl_tiles *T)
     return A;
 }
 
-/* Global factored order: q[bstart[b]+r] = bstart[b] + piv[bstart[b]+r]; checks it is a
- * permutation inside every block. */
-static int32_t *global_perm(const ildl_tiles *T)
-{
-    int32_t *q = malloc(sizeof(int32_t) * (size_t)T->n);
-    char *seen = calloc((size_t)T->n, 1);
-    assert_true(q && seen);
-    for (int32_t b = 0; b < T->nb; b++)
-        for (int32_t k = T->bstart[b]; k < T->bstart[b + 1]; k++) {
-            int32_t p = T->piv[k];
-            assert_true(p >= 0 && p < ildl_tiles_block_size(T, b));
-            q[k] = T->bstart[b] + p;
-            assert_false(seen[q[k]]);
-            seen[q[k]] = 1;
-        }
-    free(seen);
-    return q;
-}
-
 /* Frobenius norm of A(q,q) - M restricted to rows [r0,r1) x cols [c0,c1) (all: 0..n). */
 static double diff_fro(int32_t n, const double *A, const int32_t *q, const double *M, int32_t r0,
                        int32_t r1, int32_t c0, int32_t c1)
@@ -380,7 +344,7 @@ static ildl_factor_stats exact_case(const ildl_csr *A, int maxbs, uint64_t seed,
                                     int expect_exact)
 {
     int32_t nb, n = A->n;
-    int32_t *bstart = make_blocks(n, maxbs, seed, &nb);
+    int32_t *bstart = ft_make_blocks(n, maxbs, seed, &nb);
     ildl_tiles T;
     build_tiles(A, nb, bstart, nb, 0.0, &T);
     for (int64_t t = 0; t < T.ntiles; t++) assert_int_equal(T.format[t], ILDL_TILE_DENSE);
@@ -395,7 +359,7 @@ static ildl_factor_stats exact_case(const ildl_csr *A, int maxbs, uint64_t seed,
     double *M = form_utdu(n, U, D, 0), *Mabs = form_utdu(n, U, D, 1);
     double *Ad = a_dense(&T), *Ac = ildl_test_dense(A);
     for (size_t k = 0; k < (size_t)n * n; k++) assert_true(Ad[k] == Ac[k]); /* loaded as given */
-    int32_t *q = global_perm(&T);
+    int32_t *q = ft_global_perm(&T);
     int32_t shifted = check_identity(n, Ad, q, M, Mabs, 0, n, 0, n, p.perturb + p.pivot_tol);
     assert_true(shifted <= st.nperturbed);
     assert_int_equal(st.inertia_pos + st.inertia_neg + st.inertia_zero, n);
@@ -487,7 +451,7 @@ static void test_none_perturbs_zero_pivots(void **state)
     ildl_csr A;
     make_kkt(40, 15, 1, 77, &A);
     int32_t nb, inside = 0;
-    int32_t *bstart = make_blocks(A.n, 8, 2, &nb); /* the blocking exact_case will use */
+    int32_t *bstart = ft_make_blocks(A.n, 8, 2, &nb); /* the blocking exact_case will use */
     for (int32_t b = 0; b < nb && bstart[b + 1] <= 15; b++) inside = bstart[b + 1];
     assert_true(inside > 0);
     for (int piv = ILDL_PIVOT_NONE; piv <= ILDL_PIVOT_ROOK; piv++) {
@@ -506,7 +470,7 @@ static void check_threads_bitwise(const ildl_csr *A, int maxbs, int lf, double f
                                   int piv)
 {
     int32_t nb;
-    int32_t *bstart = make_blocks(A->n, maxbs, 31, &nb);
+    int32_t *bstart = ft_make_blocks(A->n, maxbs, 31, &nb);
     ildl_tiles T1, T2;
     build_tiles(A, nb, bstart, lf < 0 ? nb : lf, ff, &T1);
     build_tiles(A, nb, bstart, lf < 0 ? nb : lf, ff, &T2);
@@ -551,7 +515,7 @@ static void incomplete_case(const ildl_csr *A, int maxbs, int lf, double ff, dou
                             int64_t *granted, int64_t *nsparse)
 {
     int32_t nb, n = A->n;
-    int32_t *bstart = make_blocks(n, maxbs, 17, &nb);
+    int32_t *bstart = ft_make_blocks(n, maxbs, 17, &nb);
     ildl_tiles T;
     build_tiles(A, nb, bstart, lf, ff, &T);
     ildl_factor_params p = params(piv, tau, 0);
@@ -564,7 +528,7 @@ static void incomplete_case(const ildl_csr *A, int maxbs, int lf, double ff, dou
     assert_true(U && D);
     factor_dense(&T, U, D);
     double *M = form_utdu(n, U, D, 0), *Mabs = form_utdu(n, U, D, 1), *Ad = a_dense(&T);
-    int32_t *q = global_perm(&T), shifted = 0;
+    int32_t *q = ft_global_perm(&T), shifted = 0;
     for (int64_t t = 0; t < T.ntiles; t++) {
         int32_t i = T.row[t], j = T.col[t];
         int32_t r0 = T.bstart[i], r1 = T.bstart[i + 1], c0 = T.bstart[j], c1 = T.bstart[j + 1];

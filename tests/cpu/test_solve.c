@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "support/testutil.h"
+#include "support/factor_check.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -20,30 +21,12 @@
 
 /* ---------------------------------------------------------------- fixtures */
 
-/* Contiguous blocks of random sizes 1..maxbs covering 0..n-1. */
-static int32_t *make_blocks(int32_t n, int maxbs, uint64_t seed, int32_t *nb)
-{
-    int32_t *bstart = malloc(sizeof(int32_t) * (size_t)(n + 1));
-    assert_non_null(bstart);
-    int32_t k = 0, b = 0;
-    bstart[0] = 0;
-    while (k < n) {
-        int sz = 1 + (int)(ildl_test_rand(&seed) * maxbs);
-        if (sz > maxbs) sz = maxbs;
-        if (k + sz > n) sz = n - k;
-        k += sz;
-        bstart[++b] = k;
-    }
-    *nb = b;
-    return bstart;
-}
-
 /* Factor A (identity permutation, scaling 1) with the given blocking and parameters. */
 static void factor(const ildl_csr *A, int maxbs, uint64_t seed, int lf, double ff, double tau,
                    int pivoting, ildl_tiles *T, ildl_factor_stats *st)
 {
     int32_t n = A->n, nb;
-    int32_t *bstart = make_blocks(n, maxbs, seed, &nb);
+    int32_t *bstart = ft_make_blocks(n, maxbs, seed, &nb);
     int64_t nnz = A->rowptr[n];
     int64_t *src = malloc(sizeof(int64_t) * (size_t)nnz);
     int32_t *perm = malloc(sizeof(int32_t) * (size_t)n);
@@ -74,16 +57,6 @@ static void factor(const ildl_csr *A, int maxbs, uint64_t seed, int lf, double f
     free(src);
     free(perm);
     free(s);
-}
-
-/* Global factored order: q[bstart[b]+r] = bstart[b] + piv[bstart[b]+r]. */
-static int32_t *global_perm(const ildl_tiles *T)
-{
-    int32_t *q = malloc(sizeof(int32_t) * (size_t)T->n);
-    assert_non_null(q);
-    for (int32_t b = 0; b < T->nb; b++)
-        for (int32_t k = T->bstart[b]; k < T->bstart[b + 1]; k++) q[k] = T->bstart[b] + T->piv[k];
-    return q;
 }
 
 /* y = A(q,q) x for the sparse A. */
@@ -214,7 +187,7 @@ static void exact_solve(const ildl_csr *A, int maxbs, uint64_t seed, int pivotin
     int32_t n = A->n;
     factor(A, maxbs, seed, -1, 0.0, 0.0, pivoting, &T, &st);
     assert_int_equal(st.nperturbed, 0);
-    int32_t *q = global_perm(&T);
+    int32_t *q = ft_global_perm(&T);
     double *x = random_vec(n, seed + 1), *y = malloc(sizeof(double) * (size_t)n);
     double *b = malloc(sizeof(double) * (size_t)n), *r = malloc(sizeof(double) * (size_t)n);
     assert_true(y && b && r);
