@@ -30,6 +30,23 @@ typedef struct {
 
 /* Read the next raw line into r->buf without its line ending. Returns 1 (line), 0 (end of
  * file) or a negative ILDL status (message set). */
+/* Open path (plain or gzip) for reading line by line. ILDL_ERR_OUT_OF_MEMORY leaves nothing
+ * to free; ILDL_ERR_IO leaves r->buf allocated (the caller's cleanup frees it). */
+static int mm_open(const char *path, char *msg, size_t msglen, mm_reader *r)
+{
+    r->msg = msg;
+    r->msglen = msglen;
+    r->cap = 256;
+    r->buf = ildl_malloc(r->cap);
+    if (!r->buf) return ILDL_ERR_OUT_OF_MEMORY;
+    r->f = gzopen(path, "rb");
+    if (!r->f) {
+        ildl_msg(msg, msglen, "cannot open '%s': %s", path, strerror(errno));
+        return ILDL_ERR_IO;
+    }
+    return ILDL_SUCCESS;
+}
+
 static int mm_getline(mm_reader *r)
 {
     size_t len = 0;
@@ -541,17 +558,9 @@ int ildl_mm_read(const char *path, ildl_csr *A, char *msg, size_t msglen)
         return ILDL_ERR_NULL_ARGUMENT;
     }
     memset(A, 0, sizeof *A);
-    r.msg = msg;
-    r.msglen = msglen;
-    r.cap = 256;
-    r.buf = ildl_malloc(r.cap);
-    if (!r.buf) return ILDL_ERR_OUT_OF_MEMORY;
-    r.f = gzopen(path, "rb");
-    if (!r.f) {
-        ildl_msg(msg, msglen, "cannot open '%s': %s", path, strerror(errno));
-        st = ILDL_ERR_IO;
-        goto cleanup;
-    }
+    st = mm_open(path, msg, msglen, &r);
+    if (st == ILDL_ERR_OUT_OF_MEMORY) return st;
+    if (st) goto cleanup;
     gzbuffer(r.f, 1 << 17);
     st = mm_read_banner(&r, &h);
     if (st) goto cleanup;
@@ -625,17 +634,9 @@ int ildl_mm_read_vector(const char *path, double **x, int32_t *n, char *msg, siz
     }
     *x = NULL;
     *n = 0;
-    r.msg = msg;
-    r.msglen = msglen;
-    r.cap = 256;
-    r.buf = ildl_malloc(r.cap);
-    if (!r.buf) return ILDL_ERR_OUT_OF_MEMORY;
-    r.f = gzopen(path, "rb");
-    if (!r.f) {
-        ildl_msg(msg, msglen, "cannot open '%s': %s", path, strerror(errno));
-        st = ILDL_ERR_IO;
-        goto cleanup;
-    }
+    st = mm_open(path, msg, msglen, &r);
+    if (st == ILDL_ERR_OUT_OF_MEMORY) return st;
+    if (st) goto cleanup;
     /* peek at line 1: a Matrix Market banner, or already the first number */
     got = mm_getline(&r);
     if (got < 0) {
