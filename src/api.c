@@ -104,6 +104,7 @@ ILDL_API int ildl_options_default(ildl_options *o)
     o->pivot_tol = 1e-10;
     o->pivot_perturb = 1e-6;
     o->leftover = ILDL_LEFTOVER_SCAN;
+    o->solve_schedule = ILDL_SCHEDULE_SYNCFREE;
     o->tol = 1e-6;
     o->max_iter = 1000;
     o->use_initial_guess = 0;

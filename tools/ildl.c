@@ -83,13 +83,14 @@ static void usage(FILE *f)
         "  --block-size B                max rows per block, 1..32 [%d]\n"
         "  --block-threshold C           cosine similarity threshold [%g]\n"
         "  --leftover scan|atomic        leftover capacity protocol [%s]\n"
-        "  --schedule levels|syncfree    GPU triangular-solve schedule (syncfree: experimental) [%s]\n"
+        "  --schedule levels|syncfree    GPU triangular-solve schedule [%s]\n"
         "  --tol TOL                     true relative residual target [%g]\n"
         "  --maxit N                     SQMR iteration limit [%d]\n"
         "  --threads N                   CPU threads, 0 = all [%d]\n"
         "  --rhs FILE                    right-hand side (Matrix Market array or one value per line)\n"
         "  --repeat N                    run setup+factor+solve N times, report median times [1]\n"
         "  --json                        also print the summary as one JSON object (last line)\n"
+        "  --history                     with --json: add SQMR's residual estimates (\"history\")\n"
         "  --quiet                       print only the JSON line (with --json) or nothing\n"
         "  -v, --verbose                 log phases (twice: every iteration)\n"
         "  --help                        this text\n"
@@ -101,12 +102,34 @@ static void usage(FILE *f)
         name_of(schedules, d.solve_schedule), d.tol, d.max_iter, d.num_threads);
 }
 
-typedef struct { double start, last; int quiet; } progress_state;
+typedef struct {
+    double start, last;
+    int quiet;
+    int record, nhist, cap; /* --history: (iteration, estimate) pairs of the last run */
+    double *hist;
+} progress_state;
 
-/* Progress on long runs: one line on stderr every 2 s once a solve has run 2 s. */
+/* Progress on long runs: one line on stderr every 2 s once a solve has run 2 s; with
+ * --history also keeps every estimate the backend reports. */
 static void progress(void *ctx, int it, double est)
 {
     progress_state *p = ctx;
+    if (p->record) {
+        if (p->nhist == p->cap) {
+            int cap = p->cap ? 2 * p->cap : 256;
+            double *h = realloc(p->hist, sizeof(double) * 2 * (size_t)cap);
+            if (!h) p->record = 0; /* history is best effort: the solve goes on */
+            else {
+                p->hist = h;
+                p->cap = cap;
+            }
+        }
+        if (p->record) {
+            p->hist[2 * p->nhist] = it;
+            p->hist[2 * p->nhist + 1] = est;
+            p->nhist++;
+        }
+    }
     double now = ildl_wtime();
     if (p->quiet || now - p->start < 2.0 || now - p->last < 2.0) return;
     p->last = now;
@@ -191,7 +214,7 @@ int main(int argc, char **argv)
     ildl_options opt;
     ildl_options_default(&opt);
     const char *file = NULL, *rhs = NULL;
-    int json = 0, quiet = 0, repeat = 1;
+    int json = 0, quiet = 0, repeat = 1, history = 0;
     for (int a = 2; a < argc; a++) {
         const char *o = argv[a];
         const char *v = (a + 1 < argc) ? argv[a + 1] : NULL;
@@ -199,6 +222,7 @@ int main(int argc, char **argv)
 #define NEEDV if (!v) { fprintf(stderr, "ildl: %s needs a value\n", o); return 2; }
         if (!strcmp(o, "--help")) { usage(stdout); return 0; }
         else if (!strcmp(o, "--json")) { json = 1; used = 0; }
+        else if (!strcmp(o, "--history")) { history = 1; used = 0; }
         else if (!strcmp(o, "--quiet")) { quiet = 1; used = 0; }
         else if (!strcmp(o, "-v") || !strcmp(o, "--verbose")) { opt.verbosity++; used = 0; }
         else if (!strcmp(o, "--backend")) { NEEDV bad = parse_named(backends, o, v, &opt.backend); }
@@ -237,7 +261,7 @@ int main(int argc, char **argv)
     int status = ILDL_SUCCESS, exit_code = 2;
     double err_ones = NAN, t_read = ildl_wtime();
     const char *phase = "read";
-    progress_state ps = {0.0, 0.0, quiet};
+    progress_state ps = {0.0, 0.0, quiet, history, 0, 0, NULL};
     int median_times = 0;
     double med[3] = {0, 0, 0};
 
@@ -280,6 +304,7 @@ int main(int argc, char **argv)
         if (status) { snprintf(msg, sizeof msg, "%s", ildl_last_error(h)); break; }
         phase = "solve";
         ps.start = ildl_wtime();
+        ps.nhist = 0;
         status = ildl_solve(h, b, x);
         if (status) snprintf(msg, sizeof msg, "%s", ildl_last_error(h));
         ildl_get_info(h, &info);
@@ -358,12 +383,25 @@ report:
         printf(",\"repeat\":%d,\"device_bytes\":%zu,\"schedule\":\"%s\"", repeat, info.device_bytes,
                name_of(schedules, opt.solve_schedule));
         printf(",\"perturbed\":%d,\"pivots_2x2\":%d,\"ordering\":\"%s\",\"blocking\":\"%s\",\"pivot\":\"%s\","
-               "\"scaling\":\"%s\",\"fill_level\":%d,\"fill_factor\":%g,\"threshold\":%g,\"precision\":\"%s\"}\n",
+               "\"scaling\":\"%s\",\"fill_level\":%d,\"fill_factor\":%g,\"threshold\":%g,\"precision\":\"%s\"",
                (int)info.num_perturbed, (int)info.num_2x2_pivots, name_of(orderings, opt.ordering),
                name_of(blockings, opt.blocking), name_of(pivots, opt.pivoting), name_of(scalings, opt.scaling),
                opt.fill_level, opt.fill_factor,
                opt.drop_tol, name_of(precisions, opt.precision));
+        printf(",\"read_s\":");
+        json_number(stdout, t_read);
+        if (history) {
+            printf(",\"history\":[");
+            for (int k = 0; k < ps.nhist; k++) {
+                printf("%s[%d,", k ? "," : "", (int)ps.hist[2 * k]);
+                json_number(stdout, ps.hist[2 * k + 1]);
+                printf("]");
+            }
+            printf("]");
+        }
+        printf("}\n");
     }
+    free(ps.hist);
     ildl_destroy(h);
     ildl_csr_free(&A);
     free(b); free(x); free(ones);

@@ -128,6 +128,19 @@ static int plan_chunks(ildl_cuda_ctx *c, const ildl_tiles *T, int32_t *rowbase, 
     return ILDL_SUCCESS;
 }
 
+/* Blocks of the persistent sync-free solve kernels: two per SM (their shared memory allows
+ * two), fewer when there are fewer block rows. Fewer blocks were slower on the 1M-row control
+ * matrix (perf-notes §8); ILDL_SF_BLOCKS overrides the count for such experiments. */
+static int syncfree_blocks(const ildl_cuda_ctx *c, const ildl_tiles *T)
+{
+    const char *env = getenv("ILDL_SF_BLOCKS");
+    int64_t cap = 2 * (int64_t)c->sm_count;
+    int64_t b = env ? atol(env) : cap;
+    if (b > cap) b = cap;
+    if (b > T->nb) b = T->nb;
+    return b < 1 ? 1 : (int)b;
+}
+
 extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id,
                                 ildl_cuda_ctx **out, char *msg, size_t msglen)
 {
@@ -158,6 +171,11 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         snprintf(c->name, sizeof c->name, "%s", prop.name);
         c->sm_count = prop.multiProcessorCount;
     }
+    /* the solve kernels stage a tile per warp: more than the default 48 KiB of shared memory */
+    CU(cudaFuncSetAttribute(k_forward_level, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SOLVE_SMEM_BYTES));
+    CU(cudaFuncSetAttribute(k_backward_level, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SOLVE_SMEM_BYTES));
+    CU(cudaFuncSetAttribute(k_forward_syncfree, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SOLVE_SMEM_BYTES));
+    CU(cudaFuncSetAttribute(k_backward_syncfree, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SOLVE_SMEM_BYTES));
     status = plan_chunks(c, T, rowbase, tile_rr, tile_s);
     if (status) goto cleanup;
     {
@@ -209,6 +227,7 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         c->level_ptr = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T->nlevels + 1));
         if (!c->level_ptr) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
         memcpy(c->level_ptr, T->level_ptr, sizeof(int32_t) * ((size_t)T->nlevels + 1));
+        c->sf_blocks = syncfree_blocks(c, T);
         c->n = T->n;
         CU(alloc(&c->d_q, (size_t)T->n, B));
         CU(alloc(&c->d_qs, (size_t)T->n, B));
@@ -243,6 +262,19 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     memset(&hs, 0, sizeof hs);
     factor_params_d prm;
     dim3 blk(LD, LD);
+    /* ILDL_CUDA_PROFILE=1: synchronise after every kernel and print the wall time per kernel
+     * kind (diagnostic only: the synchronisation itself slows the factorization down). */
+    int prof = 0;
+    double prof_t[5] = {0, 0, 0, 0, 0}, prof_last = 0;
+#define PROFILE_POINT(k)                                                                  \
+    do {                                                                                  \
+        if (prof) {                                                                       \
+            CU(cudaDeviceSynchronize());                                                  \
+            double now_ = ildl_wtime();                                            \
+            prof_t[k] += now_ - prof_last;                                                \
+            prof_last = now_;                                                             \
+        }                                                                                 \
+    } while (0)
     c->factored = 0;
     g_cuda_msg[0] = 0;
     CU(cudaSetDevice(c->device));
@@ -256,26 +288,37 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     prm.pivot_tol = p->pivot_tol;
     prm.perturb = p->perturb;
     prm.pair_hint = p->pair_hint ? c->d_pair_hint : NULL;
+    prof = getenv("ILDL_CUDA_PROFILE") != NULL;
+    prof_last = ildl_wtime();
     for (int32_t ch = 0; ch < c->nchunks; ch++) {
         int32_t r0 = c->chunk_r0[ch], nrows = c->chunk_n[ch];
         const int32_t *rows = c->d_level_rows + r0, *rb = c->d_rowbase + r0;
         int64_t toff = c->chunk_toff[ch], nofd = c->chunk_toff[ch + 1] - toff;
         k_phase_a_diag<<<nrows, blk>>>(c->T, prm, rows, rb, c->d_inflight, c->d_res);
         CU_LAUNCH();
+        PROFILE_POINT(0);
         if (nofd > 0) {
             k_phase_a_offdiag<<<(unsigned)nofd, blk>>>(c->T, rows, rb, c->d_tile_rr + toff,
                                                         c->d_tile_s + toff, c->d_inflight, c->d_res);
             CU_LAUNCH();
+        PROFILE_POINT(1);
         }
         k_phase_a_drop<<<nrows, blk>>>(c->T, prm, rows, rb, c->d_inflight, c->d_need, c->d_rownorm);
         CU_LAUNCH();
+        PROFILE_POINT(2);
         k_phase_b<<<1, 1>>>(c->T, rows, nrows, rb, c->d_need, c->d_res, c->d_state,
                             c->chunk_last[ch], p->leftover == ILDL_LEFTOVER_ATOMIC);
         CU_LAUNCH();
+        PROFILE_POINT(3);
         k_phase_c<<<nrows, blk>>>(c->T, rows, rb, c->d_inflight, c->d_need, c->d_state);
         CU_LAUNCH();
+        PROFILE_POINT(4);
     }
     CU(cudaMemcpy(&hs, c->d_state, sizeof hs, cudaMemcpyDeviceToHost));
+    if (prof)
+        fprintf(stderr, "ILDL_CUDA_PROFILE factor (%d chunks): diag %.4f s, offdiag %.4f s, drop %.4f s, "
+                "scan %.4f s, store %.4f s\n", c->nchunks, prof_t[0], prof_t[1], prof_t[2], prof_t[3], prof_t[4]);
+#undef PROFILE_POINT
     if (hs.err) {
         status = hs.err;
         snprintf(g_cuda_msg, sizeof g_cuda_msg, "device factorization reported internal error %d", hs.err);
@@ -365,29 +408,27 @@ static int solve_device(ildl_cuda_ctx *c, double *x, cudaStream_t s)
 {
     int status = ILDL_SUCCESS;
     if (c->schedule == ILDL_SCHEDULE_SYNCFREE) {
-        int per = ILDL_SF_WARPS;
-        int blocks = (c->T.nb + per - 1) / per, cap = c->sm_count * 16;
-        if (blocks > cap) blocks = cap;
+        int blocks = c->sf_blocks;
         k_syncfree_begin<<<1, 1, 0, s>>>(c->d_epoch, c->d_tickets);
         CU_LAUNCH();
-        k_forward_syncfree<<<blocks, per * 32, 0, s>>>(c->T, x, c->d_done_f, c->d_tickets, c->d_epoch);
+        k_forward_syncfree<<<blocks, SOLVE_WARPS * 32, SOLVE_SMEM_BYTES, s>>>(c->T, x, c->d_done_f, c->d_tickets, c->d_epoch);
         CU_LAUNCH();
         k_dsolve<<<(c->n + 255) / 256, 256, 0, s>>>(c->T, x);
         CU_LAUNCH();
-        k_backward_syncfree<<<blocks, per * 32, 0, s>>>(c->T, x, c->d_done_b, c->d_tickets + 1, c->d_epoch);
+        k_backward_syncfree<<<blocks, SOLVE_WARPS * 32, SOLVE_SMEM_BYTES, s>>>(c->T, x, c->d_done_b, c->d_tickets + 1, c->d_epoch);
         CU_LAUNCH();
         return ILDL_SUCCESS;
     }
     for (int32_t lev = 0; lev < c->nlevels; lev++) {
         int32_t r0 = c->level_ptr[lev], nr = c->level_ptr[lev + 1] - r0;
-        k_forward_level<<<nr, LD, 0, s>>>(c->T, c->d_level_rows + r0, x);
+        k_forward_level<<<nr, SOLVE_WARPS * 32, SOLVE_SMEM_BYTES, s>>>(c->T, c->d_level_rows + r0, x);
         CU_LAUNCH();
     }
     k_dsolve<<<(c->n + 255) / 256, 256, 0, s>>>(c->T, x);
     CU_LAUNCH();
     for (int32_t lev = c->nlevels - 1; lev >= 0; lev--) {
         int32_t r0 = c->level_ptr[lev], nr = c->level_ptr[lev + 1] - r0;
-        k_backward_level<<<nr, LD, 0, s>>>(c->T, c->d_level_rows + r0, x);
+        k_backward_level<<<nr, SOLVE_WARPS * 32, SOLVE_SMEM_BYTES, s>>>(c->T, c->d_level_rows + r0, x);
         CU_LAUNCH();
     }
 cleanup:

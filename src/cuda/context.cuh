@@ -38,6 +38,7 @@ struct ildl_cuda_ctx {
     int factored;
     int schedule;          /* ILDL_SCHEDULE_SYNCFREE or ILDL_SCHEDULE_LEVELS */
     int sm_count;
+    int sf_blocks; /* grid of the sync-free solve kernels */
     int *d_done_f, *d_done_b, *d_epoch, *d_tickets; /* sync-free solve flags */
     /* SQMR (sqmr.cu): device vectors, scalars, partial sums and the captured iteration */
     double *d_b, *d_x, *d_t, *d_qv, *d_d, *d_u, *d_xbest, *d_part;

@@ -43,6 +43,10 @@ static __device__ void dd_begin(dense_res *res)
 /* Symmetric interchange of rows/cols i and j (and of perm). */
 static __device__ void dd_swap(int m, double *a, dense_res *res, int i, int j)
 {
+    /* Every warp must finish the pivot search (reads of a) before anyone swaps: without this
+     * barrier a fast warp's swap raced a slow warp's search, so warps could choose different
+     * pivots (seen as non-reproducible factors with 32-row blocks, docs/perf-notes.md §6). */
+    __syncthreads();
     if (i == j) return;
     int tx = threadIdx.x, ty = threadIdx.y;
     if (ty == 0 && tx < m) {
@@ -64,19 +68,31 @@ static __device__ void dd_swap(int m, double *a, dense_res *res, int i, int j)
     __syncthreads();
 }
 
-/* max_{k <= j < m, j != skip} |a(row, j)|, smallest j on ties; every thread computes it. */
+/* max_{k <= j < m, j != skip} |a(row, j)|, smallest j on ties (NaN never wins), jmax = -1 and 0
+ * when there is no candidate: the reference's serial scan, as a warp reduction that every warp
+ * performs (lane j reads entry j), so every thread gets the same answer. */
 static __device__ double dd_absmax(int m, const double *a, int row, int k, int skip, int *jmax)
 {
-    double best = -1;
-    *jmax = -1;
-    for (int j = k; j < m; j++) {
-        double v = fabs(a[row * LD + j]);
-        if (j != skip && v > best) {
-            best = v;
-            *jmax = j;
+    int j = threadIdx.x;
+    double v = -1;
+    int idx = LD;
+    if (j >= k && j < m && j != skip) {
+        double x = fabs(a[row * LD + j]);
+        if (x >= 0) { /* false for NaN */
+            v = x;
+            idx = j;
         }
     }
-    return best < 0 ? 0 : best;
+    for (int off = 16; off > 0; off >>= 1) {
+        double v2 = __shfl_xor_sync(0xffffffffu, v, off);
+        int i2 = __shfl_xor_sync(0xffffffffu, idx, off);
+        if (v2 > v || (v2 == v && i2 < idx)) {
+            v = v2;
+            idx = i2;
+        }
+    }
+    *jmax = v < 0 ? -1 : idx;
+    return v < 0 ? 0 : v;
 }
 
 static __device__ int dd_take1(int m, double *a, int k, int piv, const dense_params_d *p, dense_res *res,

@@ -223,23 +223,33 @@ __global__ void __launch_bounds__(1024) k_phase_a_drop(dev_tiles T, factor_param
                                                        double *rownorm_out)
 {
     __shared__ double rn[LD];
+    __shared__ double sb[LD * (LD + 1)]; /* padded: thread r reads row r without bank conflicts */
     int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
     int32_t i = rows[blockIdx.x];
     int mi = dev_bsize(T, i);
     int64_t t0 = T.row_ptr[i], nt = T.row_ptr[i + 1] - t0;
     double *slot = inflight + (int64_t)rowbase[blockIdx.x] * TILE;
     int64_t *nd = need + rowbase[blockIdx.x];
-    if (ty == 0 && tx < mi) {
-        int r = tx;
-        double acc = 1.0;
-        for (int c = r + 1; c < mi; c++) acc += slot[r * LD + c] * slot[r * LD + c];
-        for (int64_t s = 1; s < nt; s++) {
-            int mj = dev_bsize(T, T.col[t0 + s]);
-            const double *b = slot + s * TILE + r * LD;
-            for (int c = 0; c < mj; c++) acc += b[c] * b[c];
+    /* row norms in the reference's order (1, then each tile's row left to right), each tile
+     * staged in shared memory by the whole block so the 32 serial sums read no global memory */
+    double acc = 1.0;
+    for (int64_t s = 0; s < nt; s++) {
+        sb[ty * (LD + 1) + tx] = slot[s * TILE + tid];
+        __syncthreads();
+        if (ty == 0 && tx < mi) {
+            const double *b = sb + tx * (LD + 1);
+            if (s == 0) {
+                for (int c = tx + 1; c < mi; c++) acc += b[c] * b[c];
+            } else {
+                int mj = dev_bsize(T, T.col[t0 + s]);
+                for (int c = 0; c < mj; c++) acc += b[c] * b[c];
+            }
         }
-        rn[r] = sqrt(acc);
-        rownorm_out[(int64_t)blockIdx.x * LD + r] = rn[r];
+        __syncthreads();
+    }
+    if (ty == 0 && tx < mi) {
+        rn[tx] = sqrt(acc);
+        rownorm_out[(int64_t)blockIdx.x * LD + tx] = rn[tx];
     }
     __syncthreads();
     if (tid == 0) nd[0] = (int64_t)mi * mi;
@@ -259,50 +269,105 @@ __global__ void __launch_bounds__(1024) k_phase_a_drop(dev_tiles T, factor_param
 
 /* ------------------------------------------------------------ phase B */
 
-/* Leftover grants and offsets for the rows of one chunk, in storage order (one thread). */
-__global__ void k_phase_b(dev_tiles T, const int32_t *rows, int32_t nrows, const int32_t *rowbase,
-                          const int64_t *need, const dense_res *res, factor_state *st,
-                          int end_of_level, int atomic_mode)
+/* Leftover grants and offsets for the rows of one chunk, in storage order (one thread). The
+ * running state lives in registers during the loop: through the pointer every update was a
+ * dependent global round trip, which made this the slowest kernel on deep matrices. */
+__global__ void k_phase_b(dev_tiles T, const int32_t *__restrict__ rows, int32_t nrows,
+                          const int32_t *__restrict__ rowbase, const int64_t *__restrict__ need,
+                          const dense_res *__restrict__ res, factor_state *st, int end_of_level,
+                          int atomic_mode)
 {
     if (threadIdx.x != 0 || blockIdx.x != 0 || st->err) return;
-    for (int32_t rr = 0; rr < nrows; rr++) {
+    factor_state S = *st;
+    for (int32_t rr = 0; rr < nrows && !S.err; rr++) {
         int32_t i = rows[rr];
         int mi = dev_bsize(T, i);
         const int64_t *nd = need + rowbase[rr];
-        st->n2x2 += res[rr].n2x2;
-        st->nperturbed += res[rr].nperturbed;
-        for (int64_t t = T.row_ptr[i]; t < T.row_ptr[i + 1]; t++) {
-            int64_t s = t - T.row_ptr[i], stored;
+        S.n2x2 += res[rr].n2x2;
+        S.nperturbed += res[rr].nperturbed;
+        int64_t tb = T.row_ptr[i], te = T.row_ptr[i + 1];
+        for (int64_t t = tb; t < te; t++) {
+            int64_t s = t - tb, stored;
             int64_t dense = (int64_t)mi * dev_bsize(T, T.col[t]);
-            if (T.tile_order[st->so++] != t) { st->err = ILDL_ERR_INTERNAL; return; }
+            if (T.tile_order[S.so++] != t) { S.err = ILDL_ERR_INTERNAL; break; }
             if (s > 0 && T.format[t] == ILDL_TILE_SPARSE) {
                 int64_t cap = T.cap[t], granted = 0;
                 if (nd[s] > cap) {
-                    granted = nd[s] - cap < st->leftover ? nd[s] - cap : st->leftover;
+                    granted = nd[s] - cap < S.leftover ? nd[s] - cap : S.leftover;
                     if (granted < 0) granted = 0;
-                    st->leftover -= granted;
-                    st->granted += granted;
+                    S.leftover -= granted;
+                    S.granted += granted;
                     stored = cap + granted;
                 } else {
                     stored = nd[s];
                 }
-                st->credit += cap + granted - stored;
+                S.credit += cap + granted - stored;
             } else {
                 stored = dense;
             }
-            T.off[t] = st->used;
+            T.off[t] = S.used;
             T.nnz[t] = stored;
-            st->used += stored;
-            if (st->used > T.total_cap) { st->err = ILDL_ERR_INTERNAL; return; }
+            S.used += stored;
+            if (S.used > T.total_cap) { S.err = ILDL_ERR_INTERNAL; break; }
         }
     }
-    if (end_of_level) {
-        st->leftover += st->credit;
-        st->credit = 0;
+    if (end_of_level && !S.err) {
+        S.leftover += S.credit;
+        S.credit = 0;
     }
+    *st = S;
 }
 
 /* ------------------------------------------------------------ phase C */
+
+/* Whether this thread's entry is among the `keep` largest of the block's candidates, ranked by
+ * (magnitude desc, local index asc) as the reference does (0 < keep < number of candidates).
+ * The keep-th largest magnitude is found bit by bit (positive doubles order as their bit
+ * patterns), 63 block-wide counts instead of every thread ranking itself against all 1024
+ * entries; ties at it go to the smallest indices. warpcnt: 32 ints of shared scratch. */
+__device__ bool d_keep_largest(bool cand, double mag, int keep, int *warpcnt)
+{
+    int tx = threadIdx.x, ty = threadIdx.y;
+    unsigned long long key = cand ? (unsigned long long)__double_as_longlong(mag) : 0ull;
+    unsigned long long thr = 0;
+    for (int bit = 62; bit >= 0; bit--) {
+        unsigned long long c = thr | (1ull << bit);
+        if (__syncthreads_count(cand && key >= c) >= keep) thr = c;
+    }
+    int above = __syncthreads_count(cand && key > thr);
+    bool tie = cand && key == thr;
+    unsigned ballot = __ballot_sync(0xffffffffu, tie);
+    if (tx == 0) warpcnt[ty] = __popc(ballot);
+    __syncthreads();
+    int before = __popc(ballot & ((1u << tx) - 1u));
+    for (int w = 0; w < ty; w++) before += warpcnt[w];
+    __syncthreads();
+    return cand && (key > thr || (tie && above + before < keep));
+}
+
+/* Compress the entries of a 32x32 shared tile that have `present` set (thread (ty,tx) owns
+ * entry tid) into ix/v in ascending local index: warp ty holds row ty. Returns the count
+ * (uniform). rowcnt, rowoff: shared scratch. */
+__device__ int d_compress(bool present, double val, uint16_t *ix, double *v, int *rowcnt, int *rowoff)
+{
+    int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
+    unsigned ballot = __ballot_sync(0xffffffffu, present);
+    if (tx == 0) rowcnt[ty] = __popc(ballot);
+    __syncthreads();
+    if (tid == 0) {
+        rowoff[0] = 0;
+        for (int r = 0; r < LD; r++) rowoff[r + 1] = rowoff[r] + rowcnt[r];
+    }
+    __syncthreads();
+    if (present) {
+        int pos = rowoff[ty] + __popc(ballot & ((1u << tx) - 1u));
+        ix[pos] = (uint16_t)tid;
+        v[pos] = val;
+    }
+    int total = rowoff[LD];
+    __syncthreads();
+    return total;
+}
 
 __global__ void __launch_bounds__(1024) k_phase_c(dev_tiles T, const int32_t *rows,
                                                   const int32_t *rowbase, double *inflight,
@@ -310,6 +375,7 @@ __global__ void __launch_bounds__(1024) k_phase_c(dev_tiles T, const int32_t *ro
 {
     __shared__ double sB[TILE];
     __shared__ int rowcnt[LD], rowoff[LD + 1], iperm[LD];
+    __shared__ unsigned char occ[TILE];
     int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
     int32_t i = rows[blockIdx.x];
     int mi = dev_bsize(T, i);
@@ -330,44 +396,22 @@ __global__ void __launch_bounds__(1024) k_phase_c(dev_tiles T, const int32_t *ro
         if (T.format[t] == ILDL_TILE_SPARSE) {
             int64_t keep = T.nnz[t];
             if (nd[s] > keep) {
-                /* keep the `keep` largest: rank by (magnitude desc, local index asc) */
-                int rank = 0;
                 bool mine = ty < mi && tx < mj && sB[tid] != 0.0;
-                if (mine) {
-                    double a = fabs(sB[tid]);
-                    for (int r = 0; r < mi; r++)
-                        for (int c = 0; c < mj; c++) {
-                            double b = fabs(sB[r * LD + c]);
-                            if (b != 0.0 && (b > a || (b == a && r * LD + c < tid))) rank++;
-                        }
-                }
-                __syncthreads();
-                if (mine && rank >= keep) sB[tid] = 0.0;
+                if (!d_keep_largest(mine, fabs(sB[tid]), (int)keep, rowcnt)) sB[tid] = 0.0;
                 __syncthreads();
             }
-            /* compress in ascending local index: warp ty holds row ty */
             bool nz = ty < mi && tx < mj && sB[tid] != 0.0;
-            unsigned ballot = __ballot_sync(0xffffffffu, nz);
-            if (tx == 0) rowcnt[ty] = __popc(ballot);
-            __syncthreads();
-            if (tid == 0) {
-                rowoff[0] = 0;
-                for (int r = 0; r < LD; r++) rowoff[r + 1] = rowoff[r] + rowcnt[r];
-                if (rowoff[LD] != keep && !st->err) st->err = ILDL_ERR_INTERNAL;
-            }
-            __syncthreads();
-            if (nz) {
-                int pos = rowoff[ty] + __popc(ballot & ((1u << tx) - 1u));
-                T.idx[T.off[t] + pos] = (uint16_t)tid;
-                v[pos] = sB[tid];
-            }
+            int total = d_compress(nz, sB[tid], T.idx + T.off[t], v, rowcnt, rowoff);
+            if (tid == 0 && total != keep && !st->err) st->err = ILDL_ERR_INTERNAL;
         } else if (ty < mi && tx < mj) {
             v[ty * mj + tx] = sB[tid];
         }
         __syncthreads();
     }
 
-    /* columns of the tiles (k,i), k < i, into block i's pivot order */
+    /* columns of the tiles (k,i), k < i, into block i's pivot order; a sparse tile is expanded
+     * into shared memory at its new positions and compressed again, which leaves its entries
+     * in ascending index order as the reference's insertion sort does */
     if (tid < mi) iperm[perm[tid]] = tid;
     __syncthreads();
     for (int64_t q = T.col_ptr[i]; q < T.col_ptr[i + 1]; q++) {
@@ -378,30 +422,15 @@ __global__ void __launch_bounds__(1024) k_phase_c(dev_tiles T, const int32_t *ro
         if (T.format[t] == ILDL_TILE_SPARSE) {
             uint16_t *ix = T.idx + T.off[t];
             int64_t nzt = T.nnz[t];
-            for (int64_t e = tid; e < nzt; e += TILE)
-                ix[e] = (uint16_t)((ix[e] & ~31) | iperm[ix[e] & 31]);
+            occ[tid] = 0;
             __syncthreads();
-            if (tid < mk) {
-                /* entries of row tid are contiguous (rows stay sorted): find and sort them */
-                int64_t lo = 0, hi = nzt;
-                while (lo < hi) { int64_t m = (lo + hi) / 2; if ((ix[m] >> 5) < tid) lo = m + 1; else hi = m; }
-                int64_t beg = lo;
-                hi = nzt;
-                while (lo < hi) { int64_t m = (lo + hi) / 2; if ((ix[m] >> 5) <= tid) lo = m + 1; else hi = m; }
-                int64_t end = lo;
-                for (int64_t a = beg + 1; a < end; a++) {
-                    uint16_t key = ix[a];
-                    double x = v[a];
-                    int64_t b = a - 1;
-                    for (; b >= beg && ix[b] > key; b--) {
-                        ix[b + 1] = ix[b];
-                        v[b + 1] = v[b];
-                    }
-                    ix[b + 1] = key;
-                    v[b + 1] = x;
-                }
+            for (int64_t e = tid; e < nzt; e += TILE) {
+                int o = ix[e], n = (o & ~31) | iperm[o & 31];
+                sB[n] = v[e];
+                occ[n] = 1;
             }
             __syncthreads();
+            d_compress(occ[tid] != 0, sB[tid], ix, v, rowcnt, rowoff);
         } else {
             double x = 0.0;
             if (ty < mk && tx < mi) x = v[ty * mi + perm[tx]];

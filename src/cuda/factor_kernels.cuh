@@ -36,6 +36,12 @@ __global__ void k_dsolve(dev_tiles T, double *x);
 __global__ void k_syncfree_begin(int *epoch, int *tickets);
 __global__ void k_forward_syncfree(dev_tiles T, double *x, int *done, int *ticket, const int *epoch);
 __global__ void k_backward_syncfree(dev_tiles T, double *x, int *done, int *ticket, const int *epoch);
-#define ILDL_SF_WARPS 4
+/* Warps per block of the solve kernels: block row i's off-diagonal tiles are spread over them. */
+#define SOLVE_WARPS 8
+/* Tiles whose partial sums a solve block keeps before combining them (more: several groups). */
+#define SOLVE_PARTS 64
+/* Dynamic shared memory of the solve kernels: a staged tile per warp, the diagonal tile and
+ * the partial sums. */
+#define SOLVE_SMEM_BYTES (((size_t)SOLVE_WARPS * 32 * 33 + 32 * 32 + SOLVE_PARTS * 32) * sizeof(double))
 
 #endif

@@ -1,8 +1,9 @@
-/* solve.cu -- block triangular solves with U^T D U on the GPU, one warp per block row,
+/* solve.cu -- block triangular solves with U^T D U on the GPU, one block of SOLVE_WARPS warps
+ * per block row (a warp per off-diagonal tile, sums combined in tile order),
  * mirroring src/cpu/solve.c entry for entry (same summation orders), in two schedules:
  *
  *  levels     one launch per level and direction (the reference schedule);
- *  sync-free  one persistent launch per direction: warps take block rows by an atomic
+ *  sync-free  one persistent launch per direction: blocks take block rows by an atomic
  *             ticket in level order, wait for the rows they depend on through per-row
  *             done flags (epoch-stamped, so nothing is reset between applications), and
  *             publish their own row with a fence followed by the flag.
@@ -10,17 +11,21 @@
  * A row's arithmetic is the same in both schedules and reads only final values, so both give
  * bit-identical results; the sync-free one removes the per-level launch gaps that dominate
  * on deep matrices. Taking rows by ticket in level order (not by blockIdx) guarantees that
- * every row a warp waits for has already been claimed by a running warp: no deadlock even
+ * every row a block waits for has already been claimed by a running block: no deadlock even
  * when the grid is not resident all at once. */
 #include "cuda/factor_kernels.cuh"
 
-#define SF_WARPS 4 /* warps per block of the sync-free kernels */
 
 /* Wait until row k's flag carries this epoch, then make its x visible to the warp. */
 __device__ __forceinline__ void sf_wait(const int *done, int32_t k, int epoch)
 {
     if ((threadIdx.x & 31) == 0) {
+        /* back off a little: thousands of spinning warps otherwise load the L2 that the
+         * rows on the critical path need */
+        unsigned ns = 8;
         while (*(volatile const int *)(done + k) != epoch) {
+            __nanosleep(ns);
+            if (ns < 64) ns *= 2;
         }
         __threadfence();
     }
@@ -67,82 +72,133 @@ __device__ __forceinline__ int stage_tile(const dev_tiles &T, int64_t t, int mr,
     return sparse;
 }
 
-/* x_i <- U_ii^-T (x_i - sum_k U_ki^T x_k) by one warp; us: STILE doubles of shared memory.
- * Per tile, lane c sums U(l,c) x_k(l) over l ascending; a sparse tile adds only its stored
- * (nonzero) entries, a dense one every entry: exactly the CPU's two loops. */
+/* Position of the diagonal tile (i,i) in block column i: the tiles (k,i), k < i, precede it
+ * (a column's tiles are sorted by row). */
+__device__ __forceinline__ int64_t col_diag_pos(const dev_tiles &T, int32_t i)
+{
+    int64_t lo = T.col_ptr[i], hi = T.col_ptr[i + 1];
+    while (lo < hi) {
+        int64_t m = (lo + hi) / 2;
+        if (T.row[T.col_tiles[m]] < i) lo = m + 1;
+        else hi = m;
+    }
+    return lo;
+}
+
+/* Lane c of one warp: s_c = sum_l U_t(l,c) x_k(l) over l ascending for tile t = (k,i) (mk x mi);
+ * a sparse tile adds only its stored (nonzero) entries, a dense one every entry: exactly the
+ * CPU's two loops. */
 template <bool SF>
-__device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *us, const int *done,
-                            int epoch)
+__device__ __forceinline__ double tile_tmatvec(const dev_tiles &T, int64_t t, int32_t k, int mi,
+                                               const double *x, double *us, const int *done, int epoch)
 {
     int c = threadIdx.x & 31;
+    int mk = dev_bsize(T, k);
+    int sparse = stage_tile(T, t, mk, mi, us); /* the factor is final: load it while k finishes */
+    if (SF) sf_wait(done, k, epoch);
+    double xk = (c < mk) ? ld_dep<SF>(x + T.bstart[k] + c) : 0.0;
+    double s = 0.0;
+    for (int l = 0; l < mk; l++) {
+        double xl = __shfl_sync(0xffffffffu, xk, l);
+        double u = us[l * SLD + c];
+        if (c < mi && (!sparse || u != 0.0)) s += u * xl;
+    }
+    return s;
+}
+
+/* Lane r of one warp: s_r = sum_c U_t(r,c) x_j(c) over c ascending for tile t = (i,j). */
+template <bool SF>
+__device__ __forceinline__ double tile_matvec(const dev_tiles &T, int64_t t, int32_t j, int mi,
+                                              const double *x, double *us, const int *done, int epoch)
+{
+    int r = threadIdx.x & 31;
+    int mj = dev_bsize(T, j);
+    int sparse = stage_tile(T, t, mi, mj, us);
+    if (SF) sf_wait(done, j, epoch);
+    double xj = (r < mj) ? ld_dep<SF>(x + T.bstart[j] + r) : 0.0;
+    double s = 0.0;
+    for (int c = 0; c < mj; c++) {
+        double xc = __shfl_sync(0xffffffffu, xj, c);
+        double u = (r < mi) ? us[r * SLD + c] : 0.0;
+        if (r < mi && (!sparse || u != 0.0)) s += u * xc;
+    }
+    return s;
+}
+
+/* x_i <- U_ii^-T (x_i - sum_k U_ki^T x_k) by the SOLVE_WARPS warps of a block: warp w takes
+ * tiles w, w + W, ... of each group of SOLVE_PARTS tiles at its own pace (no barrier between
+ * its tiles, so one warp's wait does not hold the others); warp 0 then subtracts the group's
+ * sums in tile order (the CPU's order, so the bits do not depend on W) and finally
+ * substitutes with U_ii. Shared memory: SOLVE_SMEM_BYTES. */
+template <bool SF>
+__device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *smem, const int *done,
+                            int epoch)
+{
+    int w = threadIdx.x >> 5, c = threadIdx.x & 31;
+    double *us = smem + w * STILE, *ud = smem + SOLVE_WARPS * STILE, *part = ud + TILE;
     int mi = dev_bsize(T, i);
     double *xi = x + T.bstart[i];
-    double xv = (c < mi) ? ld_dep<SF>(xi + c) : 0.0;
-    for (int64_t q = T.col_ptr[i]; q < T.col_ptr[i + 1]; q++) {
-        int64_t t = T.col_tiles[q];
-        int32_t k = T.row[t];
-        if (k >= i) break;
-        if (SF) sf_wait(done, k, epoch);
-        int mk = dev_bsize(T, k);
-        double xk = (c < mk) ? ld_dep<SF>(x + T.bstart[k] + c) : 0.0;
-        int sparse = stage_tile(T, t, mk, mi, us);
-        double s = 0.0;
-        for (int l = 0; l < mk; l++) {
-            double xl = __shfl_sync(0xffffffffu, xk, l);
-            double u = us[l * SLD + c];
-            if (c < mi && (!sparse || u != 0.0)) s += u * xl;
+    double xv = (w == 0 && c < mi) ? ld_dep<SF>(xi + c) : 0.0;
+    const int64_t u0 = T.off[T.row_ptr[i]];
+    if (w == 0) /* U_ii for the end, loaded now */
+        for (int e = c; e < mi * mi; e += LD) ud[e] = dev_val(T, u0 + e);
+    int64_t q0 = T.col_ptr[i], qend = col_diag_pos(T, i);
+    for (int64_t cb = q0; cb < qend; cb += SOLVE_PARTS) {
+        int64_t ce = qend - cb < SOLVE_PARTS ? qend : cb + SOLVE_PARTS;
+        for (int64_t q = cb + w; q < ce; q += SOLVE_WARPS) {
+            int64_t t = T.col_tiles[q];
+            part[(q - cb) * LD + c] = tile_tmatvec<SF>(T, t, T.row[t], mi, x, us, done, epoch);
         }
-        xv -= s;
+        __syncthreads();
+        if (w == 0)
+            for (int64_t q = cb; q < ce; q++) xv -= part[(q - cb) * LD + c];
+        __syncthreads();
     }
+    if (w != 0) return;
     /* U_ii^-T: lane c accumulates s_c over l ascending as x_l becomes final (the CPU's
      * order); x_l is broadcast by shuffle, U_ii from shared memory */
-    const int64_t u0 = T.off[T.row_ptr[i]];
-    __syncwarp();
-    for (int e = c; e < mi * mi; e += LD) us[e] = dev_val(T, u0 + e);
     __syncwarp();
     double s = 0.0;
     for (int l = 0; l < mi; l++) {
         if (c == l) xv -= s;
         double xl = __shfl_sync(0xffffffffu, xv, l);
-        if (c > l && c < mi) s += us[l * mi + c] * xl;
+        if (c > l && c < mi) s += ud[l * mi + c] * xl;
     }
     if (c < mi) xi[c] = xv;
     __syncwarp();
 }
 
-/* x_i <- U_ii^-1 (x_i - sum_j U_ij x_j) by one warp (lane r sums over c ascending). */
+/* x_i <- U_ii^-1 (x_i - sum_j U_ij x_j), tiles split over warps as in row_forward. */
 template <bool SF>
-__device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *us, const int *done,
+__device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *smem, const int *done,
                              int epoch)
 {
-    int r = threadIdx.x & 31;
+    int w = threadIdx.x >> 5, r = threadIdx.x & 31;
+    double *us = smem + w * STILE, *ud = smem + SOLVE_WARPS * STILE, *part = ud + TILE;
     int mi = dev_bsize(T, i);
     double *xi = x + T.bstart[i];
-    double xv = (r < mi) ? ld_dep<SF>(xi + r) : 0.0;
-    for (int64_t t = T.row_ptr[i] + 1; t < T.row_ptr[i + 1]; t++) {
-        int32_t j = T.col[t];
-        if (SF) sf_wait(done, j, epoch);
-        int mj = dev_bsize(T, j);
-        double xj = (r < mj) ? ld_dep<SF>(x + T.bstart[j] + r) : 0.0;
-        int sparse = stage_tile(T, t, mi, mj, us);
-        double s = 0.0;
-        for (int c = 0; c < mj; c++) {
-            double xc = __shfl_sync(0xffffffffu, xj, c);
-            double u = (r < mi) ? us[r * SLD + c] : 0.0;
-            if (r < mi && (!sparse || u != 0.0)) s += u * xc;
-        }
-        xv -= s;
-    }
-    /* U_ii^-1: lane r accumulates s_r over c descending as x_c becomes final */
+    double xv = (w == 0 && r < mi) ? ld_dep<SF>(xi + r) : 0.0;
     const int64_t u0 = T.off[T.row_ptr[i]];
-    __syncwarp();
-    for (int e = r; e < mi * mi; e += LD) us[e] = dev_val(T, u0 + e);
+    if (w == 0) /* U_ii for the end, loaded now */
+        for (int e = r; e < mi * mi; e += LD) ud[e] = dev_val(T, u0 + e);
+    int64_t t0 = T.row_ptr[i] + 1, tend = T.row_ptr[i + 1];
+    for (int64_t cb = t0; cb < tend; cb += SOLVE_PARTS) {
+        int64_t ce = tend - cb < SOLVE_PARTS ? tend : cb + SOLVE_PARTS;
+        for (int64_t t = cb + w; t < ce; t += SOLVE_WARPS)
+            part[(t - cb) * LD + r] = tile_matvec<SF>(T, t, T.col[t], mi, x, us, done, epoch);
+        __syncthreads();
+        if (w == 0)
+            for (int64_t t = cb; t < ce; t++) xv -= part[(t - cb) * LD + r];
+        __syncthreads();
+    }
+    if (w != 0) return;
+    /* U_ii^-1: lane r accumulates s_r over c descending as x_c becomes final */
     __syncwarp();
     double s = 0.0;
     for (int c = mi - 1; c >= 0; c--) {
         if (r == c) xv -= s;
         double xc = __shfl_sync(0xffffffffu, xv, c);
-        if (r < c) s += us[r * mi + c] * xc;
+        if (r < c) s += ud[r * mi + c] * xc;
     }
     if (r < mi) xi[r] = xv;
     __syncwarp();
@@ -150,16 +206,16 @@ __device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *u
 
 /* ------------------------------------------------------------ level schedule */
 
-__global__ void k_forward_level(dev_tiles T, const int32_t *rows, double *x)
+__global__ void __launch_bounds__(SOLVE_WARPS * 32) k_forward_level(dev_tiles T, const int32_t *rows, double *x)
 {
-    __shared__ double us[STILE];
-    row_forward<false>(T, rows[blockIdx.x], x, us, NULL, 0);
+    extern __shared__ double smem[];
+    row_forward<false>(T, rows[blockIdx.x], x, smem, NULL, 0);
 }
 
-__global__ void k_backward_level(dev_tiles T, const int32_t *rows, double *x)
+__global__ void __launch_bounds__(SOLVE_WARPS * 32) k_backward_level(dev_tiles T, const int32_t *rows, double *x)
 {
-    __shared__ double us[STILE];
-    row_backward<false>(T, rows[blockIdx.x], x, us, NULL, 0);
+    extern __shared__ double smem[];
+    row_backward<false>(T, rows[blockIdx.x], x, smem, NULL, 0);
 }
 
 /* ------------------------------------------------------------ sync-free schedule */
@@ -172,35 +228,42 @@ __global__ void k_syncfree_begin(int *epoch, int *tickets)
     tickets[1] = 0;
 }
 
-__global__ void __launch_bounds__(SF_WARPS * 32) k_forward_syncfree(dev_tiles T, double *x, int *done,
-                                                                    int *ticket, const int *epoch)
+/* The next ticket for the whole block (uniform), or >= nb when the work is done. */
+__device__ __forceinline__ int sf_take(int *ticket, int *slot)
 {
-    __shared__ double us[SF_WARPS][STILE];
-    int w = threadIdx.x >> 5, lane = threadIdx.x & 31, ep = *epoch;
+    __syncthreads(); /* the previous row's reads of *slot are over */
+    if (threadIdx.x == 0) *slot = atomicAdd(ticket, 1);
+    __syncthreads();
+    return *slot;
+}
+
+__global__ void __launch_bounds__(SOLVE_WARPS * 32) k_forward_syncfree(dev_tiles T, double *x, int *done,
+                                                                       int *ticket, const int *epoch)
+{
+    extern __shared__ double smem[];
+    __shared__ int slot;
+    int ep = *epoch;
     for (;;) {
-        int t = 0;
-        if (lane == 0) t = atomicAdd(ticket, 1);
-        t = __shfl_sync(0xffffffffu, t, 0);
+        int t = sf_take(ticket, &slot);
         if (t >= T.nb) break;
         int32_t i = T.level_rows[t];
-        row_forward<true>(T, i, x, us[w], done, ep);
-        sf_publish(done, i, ep);
+        row_forward<true>(T, i, x, smem, done, ep);
+        if (threadIdx.x < 32) sf_publish(done, i, ep);
     }
 }
 
-__global__ void __launch_bounds__(SF_WARPS * 32) k_backward_syncfree(dev_tiles T, double *x, int *done,
-                                                                     int *ticket, const int *epoch)
+__global__ void __launch_bounds__(SOLVE_WARPS * 32) k_backward_syncfree(dev_tiles T, double *x, int *done,
+                                                                        int *ticket, const int *epoch)
 {
-    __shared__ double us[SF_WARPS][STILE];
-    int w = threadIdx.x >> 5, lane = threadIdx.x & 31, ep = *epoch;
+    extern __shared__ double smem[];
+    __shared__ int slot;
+    int ep = *epoch;
     for (;;) {
-        int t = 0;
-        if (lane == 0) t = atomicAdd(ticket, 1);
-        t = __shfl_sync(0xffffffffu, t, 0);
+        int t = sf_take(ticket, &slot);
         if (t >= T.nb) break;
         int32_t i = T.level_rows[T.nb - 1 - t];
-        row_backward<true>(T, i, x, us[w], done, ep);
-        sf_publish(done, i, ep);
+        row_backward<true>(T, i, x, smem, done, ep);
+        if (threadIdx.x < 32) sf_publish(done, i, ep);
     }
 }
 
