@@ -89,8 +89,9 @@ typedef enum {
 } ildl_precision;
 typedef enum {
     ILDL_LEFTOVER_SCAN = 0,  /* leftover capacity granted in block order: bitwise reproducible */
-    ILDL_LEFTOVER_ATOMIC = 1 /* the paper's conservative racing-atomic protocol (Alg. 2); accepted
-                                but not implemented yet: both backends use the scan */
+    ILDL_LEFTOVER_ATOMIC = 1 /* the paper's conservative racing-atomic protocol (Alg. 2) on the
+                                CUDA backend: grants depend on the race, so factors are not
+                                reproducible; the CPU backend (the reference) uses the scan */
 } ildl_leftover;
 
 typedef enum {
@@ -110,7 +111,7 @@ typedef void (*ildl_progress_fn)(void *ctx, int iteration, double estimated_resi
 typedef struct ildl_options {
     int backend;            /* ildl_backend; default AUTO (CUDA if a GPU is usable, else CPU) */
     int ordering;           /* ildl_ordering; default AMD */
-    int blocking;           /* ildl_blocking_strategy; default RB */
+    int blocking;           /* ildl_blocking_strategy; default BR (docs/blocking-notes.md) */
     int scaling;            /* ildl_scaling; default MATCHING */
     int pivoting;           /* ildl_pivoting; default ROOK */
     int precision;          /* ildl_precision; default DOUBLE */
@@ -118,8 +119,9 @@ typedef struct ildl_options {
     double fill_factor;     /* r_f >= 1: capacity per block = r_f * nnz(A_ij); default 8; <=0 = unlimited */
     double drop_tol;        /* tau >= 0: drop |u| <= tau*||u_row||_2; default 1e-4 */
     int max_block_size;     /* 1..32; default 32 */
-    double block_threshold; /* cosine similarity threshold for blocking; default 0 (RB: plain
-                               runs of max_block_size rows of the ordering) */
+    double block_threshold; /* cosine similarity threshold for blocking; default 0 (BR: merge
+                               by similarity down to any overlap; RB: plain runs of
+                               max_block_size rows of the ordering) */
     double block_decay;     /* BR: threshold factor per coarsening level; default 0.9 */
     double pivot_tol;       /* |pivot| below this (after scaling) is perturbed; default 1e-10 */
     double pivot_perturb;   /* magnitude a perturbed pivot gets; default 1e-6 */

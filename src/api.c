@@ -91,7 +91,7 @@ ILDL_API int ildl_options_default(ildl_options *o)
     memset(o, 0, sizeof *o);
     o->backend = ILDL_BACKEND_AUTO;
     o->ordering = ILDL_ORDER_AMD;
-    o->blocking = ILDL_BLOCKING_RB;
+    o->blocking = ILDL_BLOCKING_BR;
     o->scaling = ILDL_SCALING_MATCHING;
     o->pivoting = ILDL_PIVOT_ROOK;
     o->precision = ILDL_PREC_DOUBLE;

@@ -58,7 +58,7 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
     cudaSetDevice(c->device);
     ildl_cuda_sqmr_free(c);
     void *ptrs[] = {(void *)c->T.bstart, (void *)c->T.row_ptr, (void *)c->T.row, (void *)c->T.col,
-                    (void *)c->T.col_ptr, (void *)c->T.col_tiles, (void *)c->T.level_rows,
+                    (void *)c->T.col_ptr, (void *)c->T.col_tiles, (void *)c->T.col_diag, (void *)c->T.level_rows,
                     (void *)c->T.a_ptr, (void *)c->T.a_idx, (void *)c->T.a_val, (void *)c->T.format,
                     (void *)c->T.cap, (void *)c->T.tile_order, (void *)c->T.off, (void *)c->T.nnz,
                     (void *)c->T.val, (void *)c->T.idx, (void *)c->T.piv, (void *)c->T.d_diag,
@@ -73,6 +73,7 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
         if (ptrs[k]) cudaFree(ptrs[k]);
     free(c->chunk_r0);
     free(c->chunk_n);
+    free(c->chunk_slots);
     free(c->chunk_last);
     free(c->chunk_toff);
     free(c->level_ptr);
@@ -96,7 +97,9 @@ static int plan_chunks(ildl_cuda_ctx *c, const ildl_tiles *T, int32_t *rowbase, 
     c->chunk_n = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T->nb + 1));
     c->chunk_last = (int8_t *)malloc((size_t)T->nb + 1);
     c->chunk_toff = (int64_t *)malloc(sizeof(int64_t) * ((size_t)T->nb + 2));
-    if (!c->chunk_r0 || !c->chunk_n || !c->chunk_last || !c->chunk_toff) return ILDL_ERR_OUT_OF_MEMORY;
+    c->chunk_slots = (int64_t *)malloc(sizeof(int64_t) * ((size_t)T->nb + 1));
+    if (!c->chunk_r0 || !c->chunk_n || !c->chunk_last || !c->chunk_toff || !c->chunk_slots)
+        return ILDL_ERR_OUT_OF_MEMORY;
     c->nchunks = 0;
     for (int32_t lev = 0; lev < T->nlevels; lev++) {
         int32_t r0 = T->level_ptr[lev], rend = T->level_ptr[lev + 1];
@@ -119,6 +122,7 @@ static int plan_chunks(ildl_cuda_ctx *c, const ildl_tiles *T, int32_t *rowbase, 
             }
             c->chunk_r0[c->nchunks] = r0;
             c->chunk_n[c->nchunks] = nrows;
+            c->chunk_slots[c->nchunks] = ntl;
             c->chunk_last[c->nchunks] = (r0 + nrows == rend);
             c->nchunks++;
             r0 += nrows;
@@ -192,6 +196,18 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         CU(upload((int32_t **)&D.col, T->col, (size_t)T->ntiles, B));
         CU(upload((int64_t **)&D.col_ptr, T->col_ptr, (size_t)T->nb + 1, B));
         CU(upload((int64_t **)&D.col_tiles, T->col_tiles, (size_t)T->ntiles, B));
+        {
+            int64_t *cd = (int64_t *)malloc(sizeof(int64_t) * ((size_t)T->nb + 1));
+            if (!cd) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
+            for (int32_t i = 0; i < T->nb; i++) {
+                int64_t q = T->col_ptr[i];
+                while (q < T->col_ptr[i + 1] && T->row[T->col_tiles[q]] < i) q++;
+                cd[i] = q;
+            }
+            cudaError_t e = upload((int64_t **)&D.col_diag, cd, (size_t)T->nb, B);
+            free(cd);
+            CU(e);
+        }
         CU(upload((int32_t **)&D.level_rows, T->level_rows, (size_t)T->nb, B));
         CU(upload((int64_t **)&D.a_ptr, T->a_ptr, (size_t)T->ntiles + 1, B));
         CU(upload((uint16_t **)&D.a_idx, T->a_idx, (size_t)na, B));
@@ -306,8 +322,16 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
         k_phase_a_drop<<<nrows, blk>>>(c->T, prm, rows, rb, c->d_inflight, c->d_need, c->d_rownorm);
         CU_LAUNCH();
         PROFILE_POINT(2);
-        k_phase_b<<<1, 1>>>(c->T, rows, nrows, rb, c->d_need, c->d_res, c->d_state,
-                            c->chunk_last[ch], p->leftover == ILDL_LEFTOVER_ATOMIC);
+        int64_t nslots = c->chunk_slots[ch];
+        if (p->leftover == ILDL_LEFTOVER_ATOMIC) {
+            k_phase_b_atomic<<<(unsigned)((nslots + 255) / 256), 256>>>(c->T, rows, nrows, rb, nslots,
+                                                                        c->d_need, c->d_res, c->d_state);
+            CU_LAUNCH();
+            k_phase_b_atomic_end<<<1, 1>>>(c->T, nslots, c->d_state, c->chunk_last[ch]);
+        } else {
+            k_phase_b<<<1, 1024>>>(c->T, rows, nrows, rb, nslots, c->d_need, c->d_res, c->d_state,
+                                   c->chunk_last[ch]);
+        }
         CU_LAUNCH();
         PROFILE_POINT(3);
         k_phase_c<<<nrows, blk>>>(c->T, rows, rb, c->d_inflight, c->d_need, c->d_state);

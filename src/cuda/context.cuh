@@ -15,6 +15,7 @@ struct ildl_cuda_ctx {
     int8_t *chunk_last;    /* chunk ends its level */
     int32_t *d_rowbase;    /* [nb] offset of each row's tiles inside its chunk (level_rows order) */
     int64_t *chunk_toff;   /* [nchunks+1] first entry of each chunk in the off-diagonal tile list */
+    int64_t *chunk_slots;  /* [nchunks] tiles (all, in storage order) of each chunk */
     int32_t *d_tile_rr, *d_tile_s; /* off-diagonal tiles of each chunk: (row in chunk, slot) */
     int64_t budget;        /* in-flight tiles */
     double *d_inflight;

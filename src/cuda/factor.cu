@@ -5,8 +5,10 @@
  *                      tile and factor it (none/BK/Rook);
  *   k_phase_a_offdiag  one block per off-diagonal tile: pull updates, permute, solve;
  *   k_phase_a_drop     one block per block row: row norms, tau-dropping and counting;
- *   k_phase_b  one thread: deterministic leftover scan and storage offsets, in storage order;
+ *   k_phase_b  one block: deterministic leftover grants and storage offsets (prefix sums in
+ *              storage order), or k_phase_b_atomic: the paper's racing protocol (option);
  *   k_phase_c  one block per row: keep-largest, compress and store, column permutation. */
+#include <cub/block/block_scan.cuh>
 #include "cuda/factor_kernels.cuh"
 #include "cuda/dense_bk.cuh"
 #include "cuda/dense_none.cuh"
@@ -269,53 +271,161 @@ __global__ void __launch_bounds__(1024) k_phase_a_drop(dev_tiles T, factor_param
 
 /* ------------------------------------------------------------ phase B */
 
-/* Leftover grants and offsets for the rows of one chunk, in storage order (one thread). The
- * running state lives in registers during the loop: through the pointer every update was a
- * dependent global round trip, which made this the slowest kernel on deep matrices. */
-__global__ void k_phase_b(dev_tiles T, const int32_t *__restrict__ rows, int32_t nrows,
-                          const int32_t *__restrict__ rowbase, const int64_t *__restrict__ need,
-                          const dense_res *__restrict__ res, factor_state *st, int end_of_level,
-                          int atomic_mode)
+/* Chunk tile f (row slot order, which is storage order) -> its row rr in the chunk. */
+__device__ __forceinline__ int32_t slot_row(const int32_t *rowbase, int32_t nrows, int64_t f)
 {
-    if (threadIdx.x != 0 || blockIdx.x != 0 || st->err) return;
-    factor_state S = *st;
-    for (int32_t rr = 0; rr < nrows && !S.err; rr++) {
-        int32_t i = rows[rr];
-        int mi = dev_bsize(T, i);
-        const int64_t *nd = need + rowbase[rr];
-        S.n2x2 += res[rr].n2x2;
-        S.nperturbed += res[rr].nperturbed;
-        int64_t tb = T.row_ptr[i], te = T.row_ptr[i + 1];
-        for (int64_t t = tb; t < te; t++) {
-            int64_t s = t - tb, stored;
-            int64_t dense = (int64_t)mi * dev_bsize(T, T.col[t]);
-            if (T.tile_order[S.so++] != t) { S.err = ILDL_ERR_INTERNAL; break; }
-            if (s > 0 && T.format[t] == ILDL_TILE_SPARSE) {
-                int64_t cap = T.cap[t], granted = 0;
-                if (nd[s] > cap) {
-                    granted = nd[s] - cap < S.leftover ? nd[s] - cap : S.leftover;
-                    if (granted < 0) granted = 0;
-                    S.leftover -= granted;
-                    S.granted += granted;
-                    stored = cap + granted;
-                } else {
-                    stored = nd[s];
-                }
-                S.credit += cap + granted - stored;
-            } else {
-                stored = dense;
-            }
-            T.off[t] = S.used;
-            T.nnz[t] = stored;
-            S.used += stored;
-            if (S.used > T.total_cap) { S.err = ILDL_ERR_INTERNAL; break; }
+    int32_t lo = 0, hi = nrows; /* last rr with rowbase[rr] <= f */
+    while (hi - lo > 1) {
+        int32_t m = (lo + hi) / 2;
+        if (rowbase[m] <= f) lo = m;
+        else hi = m;
+    }
+    return lo;
+}
+
+/* What tile f of the chunk needs: its tile index, stored size if dense, capacity and whether
+ * it competes for leftover (a sparse off-diagonal tile). */
+struct slot_info {
+    int64_t t, dense, cap, need;
+    bool sparse;
+};
+
+__device__ __forceinline__ slot_info slot_get(const dev_tiles &T, const int32_t *rows, const int32_t *rowbase,
+                                              int32_t nrows, const int64_t *need, int64_t f)
+{
+    slot_info x;
+    int32_t rr = slot_row(rowbase, nrows, f), i = rows[rr];
+    int64_t s = f - rowbase[rr];
+    x.t = T.row_ptr[i] + s;
+    x.dense = (int64_t)dev_bsize(T, i) * dev_bsize(T, T.col[x.t]);
+    x.sparse = s > 0 && T.format[x.t] == ILDL_TILE_SPARSE;
+    x.cap = T.cap[x.t];
+    x.need = need[f];
+    return x;
+}
+
+#define SCAN_THREADS 1024
+typedef cub::BlockScan<long long, SCAN_THREADS> scan_t;
+
+/* Leftover grants and storage offsets for the nslots tiles of one chunk, deterministic: the
+ * reference's sequential rule (src/cpu/factor.c: in storage order, a sparse tile over its
+ * capacity gets min(excess, leftover left)) computed with two block-wide prefix sums. The
+ * grants before tile f add up to min(E_f, L0), E_f the excesses before f and L0 the leftover
+ * at the chunk's start, so tile f gets clamp(L0 - E_f, 0, excess_f). One block. */
+__global__ void __launch_bounds__(SCAN_THREADS) k_phase_b(dev_tiles T, const int32_t *rows, int32_t nrows,
+                                                          const int32_t *rowbase, int64_t nslots,
+                                                          const int64_t *need, const dense_res *res,
+                                                          factor_state *st, int end_of_level)
+{
+    __shared__ typename scan_t::TempStorage tmp;
+    __shared__ factor_state S;
+    __shared__ unsigned long long granted_sum, credit_sum;
+    __shared__ int n2x2, npert, bad;
+    int tid = threadIdx.x;
+    if (tid == 0) {
+        S = *st;
+        granted_sum = credit_sum = 0;
+        n2x2 = npert = bad = 0;
+    }
+    __syncthreads();
+    if (S.err) return; /* uniform */
+    for (int32_t rr = tid; rr < nrows; rr += SCAN_THREADS) {
+        atomicAdd(&n2x2, res[rr].n2x2); /* integer sums: the order does not matter */
+        atomicAdd(&npert, res[rr].nperturbed);
+    }
+    const long long L0 = S.leftover, used0 = S.used, so0 = S.so;
+    long long runE = 0, runU = 0;
+    for (int64_t base = 0; base < nslots; base += SCAN_THREADS) {
+        int64_t f = base + tid;
+        bool valid = f < nslots;
+        slot_info x = {0, 0, 0, 0, false};
+        if (valid) x = slot_get(T, rows, rowbase, nrows, need, f);
+        long long excess = (valid && x.sparse && x.need > x.cap) ? x.need - x.cap : 0, E, aggE;
+        scan_t(tmp).ExclusiveSum(excess, E, aggE);
+        __syncthreads();
+        E += runE;
+        long long granted = 0;
+        if (excess > 0) {
+            long long avail = L0 - E;
+            granted = avail <= 0 ? 0 : (avail < excess ? avail : excess);
         }
+        long long stored = !valid ? 0 : x.sparse ? (x.need > x.cap ? x.cap + granted : x.need) : x.dense, U, aggU;
+        scan_t(tmp).ExclusiveSum(stored, U, aggU);
+        __syncthreads();
+        if (valid) {
+            if (T.tile_order[so0 + f] != x.t) bad = 1;
+            T.off[x.t] = used0 + runU + U;
+            T.nnz[x.t] = stored;
+            if (granted) atomicAdd(&granted_sum, (unsigned long long)granted);
+            if (x.sparse) atomicAdd(&credit_sum, (unsigned long long)(x.cap + granted - stored));
+        }
+        runE += aggE;
+        runU += aggU;
     }
-    if (end_of_level && !S.err) {
-        S.leftover += S.credit;
-        S.credit = 0;
+    __syncthreads();
+    if (tid == 0) {
+        S.n2x2 += n2x2;
+        S.nperturbed += npert;
+        S.so += nslots;
+        S.leftover -= (long long)granted_sum;
+        S.granted += (long long)granted_sum;
+        S.credit += (long long)credit_sum;
+        S.used += runU;
+        if (bad || S.used > T.total_cap) S.err = ILDL_ERR_INTERNAL;
+        if (end_of_level && !S.err) {
+            S.leftover += S.credit;
+            S.credit = 0;
+        }
+        *st = S;
     }
-    *st = S;
+}
+
+/* The paper's conservative atomic protocol (Alg. 2) instead of the scan: one thread per tile of
+ * the chunk, in any order. A tile over its capacity subtracts its whole excess from the leftover
+ * counter, keeps what was there (never more than its excess) and gives the rest back; storage
+ * comes from an atomic counter. Never over-allocates, but grants and the storage layout depend
+ * on the race: the factor is not reproducible (ILDL_LEFTOVER_ATOMIC). */
+__global__ void k_phase_b_atomic(dev_tiles T, const int32_t *rows, int32_t nrows, const int32_t *rowbase,
+                                 int64_t nslots, const int64_t *need, const dense_res *res,
+                                 factor_state *st)
+{
+    int64_t f = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (st->err) return;
+    if (f < nrows) {
+        atomicAdd(&st->n2x2, res[f].n2x2);
+        atomicAdd(&st->nperturbed, res[f].nperturbed);
+    }
+    if (f >= nslots) return;
+    slot_info x = slot_get(T, rows, rowbase, nrows, need, f);
+    unsigned long long *leftover = (unsigned long long *)&st->leftover;
+    long long granted = 0, stored = x.dense;
+    if (x.sparse) {
+        if (x.need > x.cap) {
+            long long required = x.need - x.cap;
+            long long wasfree = (long long)atomicAdd(leftover, (unsigned long long)(-required));
+            granted = wasfree <= 0 ? 0 : (wasfree < required ? wasfree : required);
+            atomicAdd(leftover, (unsigned long long)(required - granted));
+            stored = x.cap + granted;
+        } else {
+            stored = x.need;
+        }
+        atomicAdd((unsigned long long *)&st->credit, (unsigned long long)(x.cap + granted - stored));
+        if (granted) atomicAdd((unsigned long long *)&st->granted, (unsigned long long)granted);
+    }
+    T.off[x.t] = (int64_t)atomicAdd((unsigned long long *)&st->used, (unsigned long long)stored);
+    T.nnz[x.t] = stored;
+}
+
+/* After the atomic protocol: slots consumed, capacity check, credits at the end of a level. */
+__global__ void k_phase_b_atomic_end(dev_tiles T, int64_t nslots, factor_state *st, int end_of_level)
+{
+    if (st->err) return;
+    st->so += nslots;
+    if (st->used > T.total_cap) st->err = ILDL_ERR_INTERNAL;
+    if (end_of_level && !st->err) {
+        st->leftover += st->credit;
+        st->credit = 0;
+    }
 }
 
 /* ------------------------------------------------------------ phase C */

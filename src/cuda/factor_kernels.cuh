@@ -24,8 +24,12 @@ __global__ void k_phase_a_drop(dev_tiles T, factor_params_d prm, const int32_t *
                                const int32_t *rowbase, double *inflight, int64_t *need,
                                double *rownorm_out);
 __global__ void k_phase_b(dev_tiles T, const int32_t *rows, int32_t nrows, const int32_t *rowbase,
-                          const int64_t *need, const dense_res *res, factor_state *st,
-                          int end_of_level, int atomic_mode);
+                          int64_t nslots, const int64_t *need, const dense_res *res, factor_state *st,
+                          int end_of_level);
+__global__ void k_phase_b_atomic(dev_tiles T, const int32_t *rows, int32_t nrows, const int32_t *rowbase,
+                                 int64_t nslots, const int64_t *need, const dense_res *res,
+                                 factor_state *st);
+__global__ void k_phase_b_atomic_end(dev_tiles T, int64_t nslots, factor_state *st, int end_of_level);
 __global__ void k_phase_c(dev_tiles T, const int32_t *rows, const int32_t *rowbase,
                           double *inflight, const int64_t *need, factor_state *st);
 

@@ -49,21 +49,54 @@ template <bool SF> __device__ __forceinline__ double ld_dep(const double *p)
 #define SLD 33 /* padded leading dimension of a staged tile: no bank conflicts either way */
 #define STILE (LD * SLD)
 
-/* Stage stored tile t (mr x mc) into us (ld SLD) as dense, by one warp; sparse tiles get
+/* What a warp needs to know about one off-diagonal tile of the row being solved, gathered by
+ * the whole block at once before any warp waits: staging then costs one dependent load (the
+ * values) instead of three (tile index, offset and format, values). */
+struct tile_meta {
+    int64_t off[SOLVE_PARTS];
+    int32_t nnz[SOLVE_PARTS], dep[SOLVE_PARTS], dep0[SOLVE_PARTS], depm[SOLVE_PARTS];
+    uint8_t sparse[SOLVE_PARTS];
+};
+
+/* Fill meta for `count` tiles starting at position `first`: of block column i's list
+ * (col_tiles) for the forward solve, of block row i's tiles for the backward solve; dep is the
+ * other block (row k forward, column j backward). Block-wide, ends with a barrier. */
+template <bool FORWARD>
+__device__ __forceinline__ void gather_meta(const dev_tiles &T, int64_t first, int count, tile_meta *m)
+{
+    for (int k = threadIdx.x; k < count; k += blockDim.x) {
+        int64_t t = FORWARD ? T.col_tiles[first + k] : first + k;
+        int32_t d = FORWARD ? T.row[t] : T.col[t];
+        m->off[k] = T.off[t];
+        m->nnz[k] = (int32_t)T.nnz[t];
+        m->sparse[k] = T.format[t] == ILDL_TILE_SPARSE;
+        m->dep[k] = d;
+        int32_t b0 = T.bstart[d];
+        m->dep0[k] = b0;
+        m->depm[k] = T.bstart[d + 1] - b0;
+    }
+    __syncthreads();
+}
+
+/* Stage tile k of meta (mr x mc) into us (ld SLD) as dense, by one warp; sparse tiles get
  * zeros where nothing is stored. Returns 1 for a sparse tile. */
-__device__ __forceinline__ int stage_tile(const dev_tiles &T, int64_t t, int mr, int mc, double *us)
+__device__ __forceinline__ int stage_tile(const dev_tiles &T, const tile_meta *m, int k, int mr, int mc,
+                                          double *us)
 {
     int lane = threadIdx.x & 31;
-    const int64_t v0 = T.off[t];
-    int sparse = T.format[t] == ILDL_TILE_SPARSE;
+    const int64_t v0 = m->off[k];
+    int sparse = m->sparse[k];
     __syncwarp();
     if (sparse) {
         for (int r = 0; r < mr; r++)
             if (lane < mc) us[r * SLD + lane] = 0.0;
         __syncwarp();
         const uint16_t *ix = T.idx + v0;
-        int64_t nz = T.nnz[t];
-        for (int64_t e = lane; e < nz; e += LD) us[(ix[e] >> 5) * SLD + (ix[e] & 31)] = dev_val(T, v0 + e);
+        int nz = m->nnz[k];
+        for (int e = lane; e < nz; e += LD) {
+            int p = ix[e];
+            us[(p >> 5) * SLD + (p & 31)] = dev_val(T, v0 + e);
+        }
     } else {
         for (int r = 0; r < mr; r++)
             if (lane < mc) us[r * SLD + lane] = dev_val(T, v0 + (int64_t)r * mc + lane);
@@ -72,31 +105,18 @@ __device__ __forceinline__ int stage_tile(const dev_tiles &T, int64_t t, int mr,
     return sparse;
 }
 
-/* Position of the diagonal tile (i,i) in block column i: the tiles (k,i), k < i, precede it
- * (a column's tiles are sorted by row). */
-__device__ __forceinline__ int64_t col_diag_pos(const dev_tiles &T, int32_t i)
-{
-    int64_t lo = T.col_ptr[i], hi = T.col_ptr[i + 1];
-    while (lo < hi) {
-        int64_t m = (lo + hi) / 2;
-        if (T.row[T.col_tiles[m]] < i) lo = m + 1;
-        else hi = m;
-    }
-    return lo;
-}
-
 /* Lane c of one warp: s_c = sum_l U_t(l,c) x_k(l) over l ascending for tile t = (k,i) (mk x mi);
  * a sparse tile adds only its stored (nonzero) entries, a dense one every entry: exactly the
  * CPU's two loops. */
 template <bool SF>
-__device__ __forceinline__ double tile_tmatvec(const dev_tiles &T, int64_t t, int32_t k, int mi,
+__device__ __forceinline__ double tile_tmatvec(const dev_tiles &T, const tile_meta *m, int q, int mi,
                                                const double *x, double *us, const int *done, int epoch)
 {
     int c = threadIdx.x & 31;
-    int mk = dev_bsize(T, k);
-    int sparse = stage_tile(T, t, mk, mi, us); /* the factor is final: load it while k finishes */
-    if (SF) sf_wait(done, k, epoch);
-    double xk = (c < mk) ? ld_dep<SF>(x + T.bstart[k] + c) : 0.0;
+    int mk = m->depm[q];
+    int sparse = stage_tile(T, m, q, mk, mi, us); /* the factor is final: load it while k finishes */
+    if (SF) sf_wait(done, m->dep[q], epoch);
+    double xk = (c < mk) ? ld_dep<SF>(x + m->dep0[q] + c) : 0.0;
     double s = 0.0;
     for (int l = 0; l < mk; l++) {
         double xl = __shfl_sync(0xffffffffu, xk, l);
@@ -108,14 +128,14 @@ __device__ __forceinline__ double tile_tmatvec(const dev_tiles &T, int64_t t, in
 
 /* Lane r of one warp: s_r = sum_c U_t(r,c) x_j(c) over c ascending for tile t = (i,j). */
 template <bool SF>
-__device__ __forceinline__ double tile_matvec(const dev_tiles &T, int64_t t, int32_t j, int mi,
+__device__ __forceinline__ double tile_matvec(const dev_tiles &T, const tile_meta *m, int q, int mi,
                                               const double *x, double *us, const int *done, int epoch)
 {
     int r = threadIdx.x & 31;
-    int mj = dev_bsize(T, j);
-    int sparse = stage_tile(T, t, mi, mj, us);
-    if (SF) sf_wait(done, j, epoch);
-    double xj = (r < mj) ? ld_dep<SF>(x + T.bstart[j] + r) : 0.0;
+    int mj = m->depm[q];
+    int sparse = stage_tile(T, m, q, mi, mj, us);
+    if (SF) sf_wait(done, m->dep[q], epoch);
+    double xj = (r < mj) ? ld_dep<SF>(x + m->dep0[q] + r) : 0.0;
     double s = 0.0;
     for (int c = 0; c < mj; c++) {
         double xc = __shfl_sync(0xffffffffu, xj, c);
@@ -134,6 +154,7 @@ template <bool SF>
 __device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *smem, const int *done,
                             int epoch)
 {
+    __shared__ tile_meta meta;
     int w = threadIdx.x >> 5, c = threadIdx.x & 31;
     double *us = smem + w * STILE, *ud = smem + SOLVE_WARPS * STILE, *part = ud + TILE;
     int mi = dev_bsize(T, i);
@@ -142,16 +163,15 @@ __device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *sm
     const int64_t u0 = T.off[T.row_ptr[i]];
     if (w == 0) /* U_ii for the end, loaded now */
         for (int e = c; e < mi * mi; e += LD) ud[e] = dev_val(T, u0 + e);
-    int64_t q0 = T.col_ptr[i], qend = col_diag_pos(T, i);
+    int64_t q0 = T.col_ptr[i], qend = T.col_diag[i];
     for (int64_t cb = q0; cb < qend; cb += SOLVE_PARTS) {
-        int64_t ce = qend - cb < SOLVE_PARTS ? qend : cb + SOLVE_PARTS;
-        for (int64_t q = cb + w; q < ce; q += SOLVE_WARPS) {
-            int64_t t = T.col_tiles[q];
-            part[(q - cb) * LD + c] = tile_tmatvec<SF>(T, t, T.row[t], mi, x, us, done, epoch);
-        }
+        int ng = (int)(qend - cb < SOLVE_PARTS ? qend - cb : SOLVE_PARTS);
+        gather_meta<true>(T, cb, ng, &meta);
+        for (int q = w; q < ng; q += SOLVE_WARPS)
+            part[q * LD + c] = tile_tmatvec<SF>(T, &meta, q, mi, x, us, done, epoch);
         __syncthreads();
         if (w == 0)
-            for (int64_t q = cb; q < ce; q++) xv -= part[(q - cb) * LD + c];
+            for (int q = 0; q < ng; q++) xv -= part[q * LD + c];
         __syncthreads();
     }
     if (w != 0) return;
@@ -173,6 +193,7 @@ template <bool SF>
 __device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *smem, const int *done,
                              int epoch)
 {
+    __shared__ tile_meta meta;
     int w = threadIdx.x >> 5, r = threadIdx.x & 31;
     double *us = smem + w * STILE, *ud = smem + SOLVE_WARPS * STILE, *part = ud + TILE;
     int mi = dev_bsize(T, i);
@@ -183,12 +204,13 @@ __device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *s
         for (int e = r; e < mi * mi; e += LD) ud[e] = dev_val(T, u0 + e);
     int64_t t0 = T.row_ptr[i] + 1, tend = T.row_ptr[i + 1];
     for (int64_t cb = t0; cb < tend; cb += SOLVE_PARTS) {
-        int64_t ce = tend - cb < SOLVE_PARTS ? tend : cb + SOLVE_PARTS;
-        for (int64_t t = cb + w; t < ce; t += SOLVE_WARPS)
-            part[(t - cb) * LD + r] = tile_matvec<SF>(T, t, T.col[t], mi, x, us, done, epoch);
+        int ng = (int)(tend - cb < SOLVE_PARTS ? tend - cb : SOLVE_PARTS);
+        gather_meta<false>(T, cb, ng, &meta);
+        for (int q = w; q < ng; q += SOLVE_WARPS)
+            part[q * LD + r] = tile_matvec<SF>(T, &meta, q, mi, x, us, done, epoch);
         __syncthreads();
         if (w == 0)
-            for (int64_t t = cb; t < ce; t++) xv -= part[(t - cb) * LD + r];
+            for (int q = 0; q < ng; q++) xv -= part[q * LD + r];
         __syncthreads();
     }
     if (w != 0) return;
@@ -206,13 +228,13 @@ __device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *s
 
 /* ------------------------------------------------------------ level schedule */
 
-__global__ void __launch_bounds__(SOLVE_WARPS * 32) k_forward_level(dev_tiles T, const int32_t *rows, double *x)
+__global__ void __launch_bounds__(SOLVE_WARPS * 32, 2) k_forward_level(dev_tiles T, const int32_t *rows, double *x)
 {
     extern __shared__ double smem[];
     row_forward<false>(T, rows[blockIdx.x], x, smem, NULL, 0);
 }
 
-__global__ void __launch_bounds__(SOLVE_WARPS * 32) k_backward_level(dev_tiles T, const int32_t *rows, double *x)
+__global__ void __launch_bounds__(SOLVE_WARPS * 32, 2) k_backward_level(dev_tiles T, const int32_t *rows, double *x)
 {
     extern __shared__ double smem[];
     row_backward<false>(T, rows[blockIdx.x], x, smem, NULL, 0);
@@ -237,7 +259,7 @@ __device__ __forceinline__ int sf_take(int *ticket, int *slot)
     return *slot;
 }
 
-__global__ void __launch_bounds__(SOLVE_WARPS * 32) k_forward_syncfree(dev_tiles T, double *x, int *done,
+__global__ void __launch_bounds__(SOLVE_WARPS * 32, 2) k_forward_syncfree(dev_tiles T, double *x, int *done,
                                                                        int *ticket, const int *epoch)
 {
     extern __shared__ double smem[];
@@ -252,7 +274,7 @@ __global__ void __launch_bounds__(SOLVE_WARPS * 32) k_forward_syncfree(dev_tiles
     }
 }
 
-__global__ void __launch_bounds__(SOLVE_WARPS * 32) k_backward_syncfree(dev_tiles T, double *x, int *done,
+__global__ void __launch_bounds__(SOLVE_WARPS * 32, 2) k_backward_syncfree(dev_tiles T, double *x, int *done,
                                                                         int *ticket, const int *epoch)
 {
     extern __shared__ double smem[];
