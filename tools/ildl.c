@@ -388,8 +388,12 @@ report:
                name_of(blockings, opt.blocking), name_of(pivots, opt.pivoting), name_of(scalings, opt.scaling),
                opt.fill_level, opt.fill_factor,
                opt.drop_tol, name_of(precisions, opt.precision));
+        printf(",\"tol\":%g,\"maxit\":%d", opt.tol, opt.max_iter);
         printf(",\"read_s\":");
         json_number(stdout, t_read);
+        printf(",\"setup_phases\":{\"scale\":%.6f,\"order_block\":%.6f,\"fill\":%.6f,\"levels\":%.6f,"
+               "\"tiles\":%.6f,\"upload\":%.6f}", info.t_scale, info.t_order + info.t_block, info.t_fill,
+               info.t_levels, info.t_tiles, info.t_upload);
         if (history) {
             printf(",\"history\":[");
             for (int k = 0; k < ps.nhist; k++) {

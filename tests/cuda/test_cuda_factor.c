@@ -216,8 +216,9 @@ static void test_generated(void **state)
  * pivots are the scan's, and the factor still solves. */
 static int cmp_range(const void *a, const void *b)
 {
-    const int64_t *x = a, *y = b;
-    return (x[0] > y[0]) - (x[0] < y[0]);
+    const int64_t *x = a, *y = b; /* by offset, then length: empty tiles first at a shared offset */
+    if (x[0] != y[0]) return (x[0] > y[0]) - (x[0] < y[0]);
+    return (x[1] > y[1]) - (x[1] < y[1]);
 }
 
 static void test_atomic_leftover(void **state)
