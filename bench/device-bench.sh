@@ -5,7 +5,7 @@
 # Writes $OUT/bench.jsonl (one JSON object per run), baseline.jsonl, bandwidth.json and
 # meta.json; render the report here with (see docs/benchmarks.md for the exact command):
 #   python3 bench/render_benchmarks.py DIR [DIR...] --plots docs/bench-plots > docs/benchmarks.md
-#   usage: bash bench/device-bench.sh [small|all] [REPEAT]
+#   usage: bash bench/device-bench.sh [small|all|LISTFILE] [REPEAT]   (LISTFILE: names of the small suite)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SUITE=${1:-small}
@@ -14,7 +14,9 @@ OUTDIR=${OUT:-/tmp/ildl-out}
 mkdir -p "$OUTDIR"
 export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
 B=build-cuda
-if [ "$SUITE" = all ]; then LIST=$(ls .devdata/matrices/*.mtx.gz); else LIST=$(cat bench/suite-small.txt | sed 's|^|.devdata/matrices/|'); fi
+if [ "$SUITE" = all ]; then LIST=$(ls .devdata/matrices/*.mtx.gz)
+elif [ -f "$SUITE" ]; then LIST=$(sed 's|^|.devdata/matrices/|' "$SUITE"); SUITE=small # a subset of the small suite
+else LIST=$(sed 's|^|.devdata/matrices/|' bench/suite-small.txt); fi
 {
   echo "{"
   echo "\"device\": \"$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)\","
