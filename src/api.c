@@ -219,11 +219,14 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
         return snprintf(setup_error, sizeof setup_error, "rowptr, colind and values must not be NULL"),
                ILDL_ERR_NULL_ARGUMENT;
     double t0 = ildl_wtime();
+    int threads = 0, pushed = 0;
     ildl_handle *h = calloc(1, sizeof *h);
     if (!h) return snprintf(setup_error, sizeof setup_error, "out of memory"), ILDL_ERR_OUT_OF_MEMORY;
     if (opts) h->opt = *opts; else ildl_options_default(&h->opt);
     int st = check_options(&h->opt, h->err, sizeof h->err);
     if (st) goto fail;
+    threads = threads_push(h); /* validation, copies and permutations run in parallel */
+    pushed = 1;
     if (n <= 0) { st = fail(h, ILDL_ERR_EMPTY, "n = %d: the matrix is empty", (int)n); goto fail; }
     st = ildl_csr_validate(n, rowptr, colind, values, ILDL_SYM_TOL, h->err, sizeof h->err);
     if (st) goto fail;
@@ -294,8 +297,10 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
             (int)n, (long long)nnz, (int)I->num_blocks, (long long)I->num_tiles,
             (int)I->num_levels, (long long)I->factor_capacity, I->setup_seconds);
     *out = h;
+    threads_pop(threads);
     return ILDL_SUCCESS;
 fail:
+    if (pushed) threads_pop(threads);
     if (st == ILDL_ERR_OUT_OF_MEMORY && !h->err[0]) snprintf(h->err, sizeof h->err, "out of memory");
     if (!h->err[0]) snprintf(h->err, sizeof h->err, "%s", ildl_strerror(st));
     snprintf(setup_error, sizeof setup_error, "%s", h->err);

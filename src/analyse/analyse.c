@@ -53,6 +53,7 @@ static int permute_with_map(const ildl_csr *A, const int32_t *perm, ildl_csr *B,
     }
     st = ildl_csr_from_user(n, rp, cj, NULL, B, sorted_from);
     if (st) goto cleanup;
+#pragma omp parallel for schedule(static)
     for (int64_t q = 0; q < nnz; q++) {
         map[q] = origin[sorted_from[q]];
         B->val[q] = A->val[map[q]];
@@ -145,6 +146,7 @@ int ildl_analyse(const ildl_csr *A, const int64_t *src, const ildl_options *o,
     if (!map || !srcp) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
     st = permute_with_map(A, an->blk.perm, &Ap, map);
     if (st) goto cleanup;
+#pragma omp parallel for schedule(static)
     for (int64_t q = 0; q < nnz; q++) srcp[q] = src ? src[map[q]] : map[q];
 
     t = ildl_wtime();

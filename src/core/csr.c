@@ -39,12 +39,33 @@ int ildl_csr_copy(const ildl_csr *src, ildl_csr *dst)
     return ILDL_SUCCESS;
 }
 
-/* Sort the entries of one row by column (insertion sort for short rows, else qsort on pairs). */
+/* Sort the entries of one row by column (insertion sort for short rows, else qsort on pairs).
+ * Ties (duplicates, which validation then rejects) are ordered by source position, a total
+ * order, so both sorts give the same result. */
 typedef struct { int32_t c; int32_t pad; int64_t src; } colsrc;
 static int colsrc_cmp(const void *a, const void *b)
 {
     const colsrc *x = a, *y = b;
-    return (x->c > y->c) - (x->c < y->c);
+    if (x->c != y->c) return (x->c > y->c) - (x->c < y->c);
+    return (x->src > y->src) - (x->src < y->src);
+}
+
+/* buf[0..len) (in source order) sorted by (column, source). */
+static void sort_row(colsrc *buf, int64_t len)
+{
+    int64_t k = 1;
+    while (k < len && buf[k - 1].c <= buf[k].c) k++;
+    if (k >= len) return; /* already sorted: the usual case */
+    if (len > 32) {
+        qsort(buf, (size_t)len, sizeof(colsrc), colsrc_cmp);
+        return;
+    }
+    for (; k < len; k++) { /* stable, so equal columns stay in source order */
+        colsrc x = buf[k];
+        int64_t j = k - 1;
+        for (; j >= 0 && buf[j].c > x.c; j--) buf[j + 1] = buf[j];
+        buf[j + 1] = x;
+    }
 }
 
 /* Find entry (i,j) in a row sorted by column; returns position or -1. */
@@ -66,30 +87,68 @@ int ildl_csr_from_user(int32_t n, const int64_t *rowptr, const int32_t *col, con
     int st = ildl_csr_alloc(n, nnz, out);
     if (st) return st;
     int64_t maxrow = 0;
-    for (int32_t i = 0; i < n; i++)
+    for (int32_t i = 0; i < n; i++) {
+        out->rowptr[i] = rowptr[i] - rowptr[0];
         if (rowptr[i + 1] - rowptr[i] > maxrow) maxrow = rowptr[i + 1] - rowptr[i];
-    colsrc *buf = ildl_malloc(sizeof(colsrc) * (size_t)maxrow);
-    if (!buf) {
+    }
+    out->rowptr[n] = nnz;
+    int oom = 0;
+    /* rows are independent and keep their positions, so threads change nothing in the result */
+#pragma omp parallel
+    {
+        colsrc *buf = ildl_malloc(sizeof(colsrc) * (size_t)(maxrow > 0 ? maxrow : 1));
+        if (!buf) {
+#pragma omp atomic write
+            oom = 1;
+        }
+#pragma omp for schedule(dynamic, 4096)
+        for (int32_t i = 0; i < n; i++) {
+            if (!buf) continue;
+            int64_t len = rowptr[i + 1] - rowptr[i], q = out->rowptr[i];
+            for (int64_t k = 0; k < len; k++) {
+                buf[k].c = col[rowptr[i] + k];
+                buf[k].src = rowptr[i] + k;
+            }
+            sort_row(buf, len);
+            for (int64_t k = 0; k < len; k++, q++) {
+                out->col[q] = buf[k].c;
+                out->val[q] = val ? val[buf[k].src] : 1.0;
+                if (perm_out) perm_out[q] = buf[k].src;
+            }
+        }
+        free(buf);
+    }
+    if (oom) {
         ildl_csr_free(out);
         return ILDL_ERR_OUT_OF_MEMORY;
     }
-    int64_t q = 0;
-    out->rowptr[0] = 0;
-    for (int32_t i = 0; i < n; i++) {
-        int64_t len = rowptr[i + 1] - rowptr[i];
-        for (int64_t k = 0; k < len; k++) {
-            buf[k].c = col[rowptr[i] + k];
-            buf[k].src = rowptr[i] + k;
+    return ILDL_SUCCESS;
+}
+
+/* Row i of the sorted copy S: no duplicates, every (i,j) has a (j,i) within sym_tol. */
+static int check_sym_row(const ildl_csr *S, int32_t i, double sym_tol, char *msg, size_t msglen)
+{
+    for (int64_t p = S->rowptr[i]; p < S->rowptr[i + 1]; p++) {
+        int32_t j = S->col[p];
+        if (p > S->rowptr[i] && S->col[p - 1] == j) {
+            ildl_msg(msg, msglen, "duplicate entry (%d,%d)", (int)i, (int)j);
+            return ILDL_ERR_DUPLICATE;
         }
-        qsort(buf, (size_t)len, sizeof(colsrc), colsrc_cmp);
-        for (int64_t k = 0; k < len; k++, q++) {
-            out->col[q] = buf[k].c;
-            out->val[q] = val ? val[buf[k].src] : 1.0;
-            if (perm_out) perm_out[q] = buf[k].src;
+        if (j == i) continue;
+        int64_t q = find_sorted(S->col, S->rowptr[j], S->rowptr[j + 1], i);
+        if (q < 0) {
+            ildl_msg(msg, msglen, "entry (%d,%d) present but (%d,%d) missing: pattern not symmetric",
+                     (int)i, (int)j, (int)j, (int)i);
+            return ILDL_ERR_NOT_SYMMETRIC;
         }
-        out->rowptr[i + 1] = q;
+        double a = S->val[p], b = S->val[q];
+        double m = fmax(fabs(a), fabs(b));
+        if (fabs(a - b) > sym_tol * m) {
+            ildl_msg(msg, msglen, "a(%d,%d) = %.17g but a(%d,%d) = %.17g: values not symmetric",
+                     (int)i, (int)j, a, (int)j, (int)i, b);
+            return ILDL_ERR_NOT_SYMMETRIC;
+        }
     }
-    free(buf);
     return ILDL_SUCCESS;
 }
 
@@ -137,33 +196,12 @@ int ildl_csr_validate(int32_t n, const int64_t *rowptr, const int32_t *col, cons
         ildl_msg(msg, msglen, "out of memory while validating");
         return ILDL_ERR_OUT_OF_MEMORY;
     }
-    int st = ILDL_SUCCESS;
-    for (int32_t i = 0; i < n && !st; i++) {
-        for (int64_t p = S.rowptr[i]; p < S.rowptr[i + 1]; p++) {
-            int32_t j = S.col[p];
-            if (p > S.rowptr[i] && S.col[p - 1] == j) {
-                ildl_msg(msg, msglen, "duplicate entry (%d,%d)", (int)i, (int)j);
-                st = ILDL_ERR_DUPLICATE;
-                break;
-            }
-            if (j == i) continue;
-            int64_t q = find_sorted(S.col, S.rowptr[j], S.rowptr[j + 1], i);
-            if (q < 0) {
-                ildl_msg(msg, msglen, "entry (%d,%d) present but (%d,%d) missing: pattern not symmetric",
-                         (int)i, (int)j, (int)j, (int)i);
-                st = ILDL_ERR_NOT_SYMMETRIC;
-                break;
-            }
-            double a = S.val[p], b = S.val[q];
-            double m = fmax(fabs(a), fabs(b));
-            if (fabs(a - b) > sym_tol * m) {
-                ildl_msg(msg, msglen, "a(%d,%d) = %.17g but a(%d,%d) = %.17g: values not symmetric",
-                         (int)i, (int)j, a, (int)j, (int)i, b);
-                st = ILDL_ERR_NOT_SYMMETRIC;
-                break;
-            }
-        }
-    }
+    /* rows in parallel; the message names the first bad row, as a serial scan would */
+    int32_t bad = n;
+#pragma omp parallel for schedule(dynamic, 4096) reduction(min : bad)
+    for (int32_t i = 0; i < n; i++)
+        if (i < bad && check_sym_row(&S, i, sym_tol, NULL, 0)) bad = i;
+    int st = bad < n ? check_sym_row(&S, bad, sym_tol, msg, msglen) : ILDL_SUCCESS;
     ildl_csr_free(&S);
     return st;
 }
