@@ -22,6 +22,7 @@ else LIST=$(sed 's|^|.devdata/matrices/|' bench/suite-small.txt); fi
   echo "\"device\": \"$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)\","
   echo "\"driver\": \"$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)\","
   echo "\"cuda_build\": \"$(cat .carry/build-info.txt 2>/dev/null | head -n 1)\","
+  echo "\"commit\": \"$(sed -n 's/^commit //p' .carry/build-info.txt 2>/dev/null | head -n 1)\","
   echo "\"host_cpus\": $(nproc),"
   echo "\"date\": \"$(date -u +%Y-%m-%dT%H:%MZ)\", \"repeat\": $REPEAT, \"suite\": \"$SUITE\""
   echo "}"

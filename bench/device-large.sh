@@ -8,8 +8,8 @@
 #          without OUT; kkt-lp names a file of .devdata/mps/), e.g.
 #          control70 control 70
 #          bab5 kkt-lp bab5.mps.gz --slacks -- --threshold 1e-8
-#   bench/suite-large.txt is the benchmark's list. BASELINE=1 also runs ildl-baseline (one run
-#   each, BASELINE_TIMEOUT seconds at most) into $OUT/baseline.jsonl.
+#   bench/suite-large.txt is the benchmark's list. BASELINE=1 also runs ildl-baseline (medians of
+#   BASELINE_REPEAT runs, default 5; BASELINE_TIMEOUT seconds at most) into $OUT/baseline.jsonl.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SPECS=$1; RG=${2:-5}; RC=${3:-1}; MAXIT=${4:-1000}; shift 4 || true
@@ -37,7 +37,7 @@ while read -r name gen args; do
     echo "$name $be: $(tail -n 1 "$OUTDIR/large.jsonl" | cut -c1-400)"
   done
   if [ "${BASELINE:-0}" = 1 ] && [ -x $B/bench/baseline/ildl-baseline ]; then
-    timeout "${BASELINE_TIMEOUT:-300}" $B/bench/baseline/ildl-baseline "$f" --json --repeat 1 --maxit "$MAXIT" \
+    timeout "${BASELINE_TIMEOUT:-300}" $B/bench/baseline/ildl-baseline "$f" --json --repeat "${BASELINE_REPEAT:-5}" --maxit "$MAXIT" \
       | sed "s|^{|{\"name\":\"$name\",|" >> "$OUTDIR/baseline.jsonl" 2>> "$OUTDIR/baseline.err"
   fi
 done < "$SPECS"

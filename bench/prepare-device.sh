@@ -13,6 +13,7 @@ for lib in libamd.so.2 libcamd.so.2 libsuitesparseconfig.so.5 libmetis.so.5 libc
   cp -L "/lib/x86_64-linux-gnu/$lib" .carry/lib/
 done
 nvcc --version | tail -n 2 | head -n 1 | sed 's/^/nvcc /' > .carry/build-info.txt
+echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo '+changes')" >> .carry/build-info.txt
 if [ -d ../shared/matrices ]; then
   cp -u ../shared/matrices/*.mtx.gz .devdata/matrices/
   mkdir -p .devdata/mps && cp -u ../shared/matrices/mps/*.mps.gz .devdata/mps/

@@ -315,7 +315,7 @@ def main():
     if meta:
         print(f"- device: {meta.get('device')} (driver {meta.get('driver')}), built with {meta.get('cuda_build')}")
         print(f"- host: {meta.get('host_cpus')} CPU cores (the CPU backend uses all of them through OpenMP)")
-        print(f"- date: {meta.get('date')}")
+        print(f"- date: {meta.get('date')}" + (f"; built from commit {meta['commit']}" if meta.get("commit") else ""))
     if bw:
         print(f"- device-to-device copy bandwidth, measured in the same run: {bw['d2d_GBps']:.0f} GB/s "
               f"(read + write of {bw['copy_bytes'] >> 20} MiB, median of 11)")
