@@ -142,11 +142,12 @@ static void shuffle_rows(const ildl_csr *A, uint64_t seed, int32_t *col, double 
     }
 }
 
-static void test_from_user(void **state)
+/* Short rows (insertion sort), long rows (qsort) and rows that arrive sorted (kept as they are);
+ * the threads sort rows independently, the result must not depend on that. */
+static void check_from_user(int per_row)
 {
-    (void)state;
     ildl_csr A, S;
-    ildl_test_random_sym(150, 8, 1.0, 0.1, 3, &A);
+    ildl_test_random_sym(150, per_row, 1.0, 0.1, 3, &A);
     int64_t nnz = A.rowptr[A.n];
     int32_t *col = malloc(sizeof(int32_t) * (size_t)nnz);
     double *val = malloc(sizeof(double) * (size_t)nnz);
@@ -176,11 +177,24 @@ static void test_from_user(void **state)
     assert_int_equal(ildl_csr_from_user(A.n, A.rowptr, col, NULL, &S, NULL), ILDL_SUCCESS);
     for (int64_t q = 0; q < nnz; q++) assert_true(S.val[q] == 1.0);
     ildl_csr_free(&S);
+    /* already sorted input: the identity, entry for entry */
+    assert_int_equal(ildl_csr_from_user(A.n, A.rowptr, A.col, A.val, &S, perm), ILDL_SUCCESS);
+    assert_memory_equal(S.col, A.col, sizeof(int32_t) * (size_t)nnz);
+    assert_memory_equal(S.val, A.val, sizeof(double) * (size_t)nnz);
+    for (int64_t q = 0; q < nnz; q++) assert_int_equal(perm[q], q);
+    ildl_csr_free(&S);
     free(seen);
     free(col);
     free(val);
     free(perm);
     ildl_csr_free(&A);
+}
+
+static void test_from_user(void **state)
+{
+    (void)state;
+    check_from_user(8);  /* rows of about 8 entries */
+    check_from_user(60); /* rows longer than 32 */
 }
 
 static void test_matvec(void **state)
