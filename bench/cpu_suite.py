@@ -415,7 +415,9 @@ def render(a):
     L += ["# CPU results on the shared matrices", "",
           "Written by `bench/cpu_suite.py render`; the tables are generated, do not edit them. "
           "How the defaults were chosen and why some matrices fail: "
-          "[blocking-notes.md](blocking-notes.md).", "",
+          "[blocking-notes.md](blocking-notes.md). \"defaults\" below are the defaults of that study "
+          "(RB blocking); the library's default is now BR with the same 67/70 (blocking-notes.md, last "
+          "section).", "",
           "- machine: %s; every run single-threaded (`--threads 1`, `OMP_NUM_THREADS=1`), "
           "%d runs side by side, on a machine shared with other work (times are indicative)"
           % (machine(), a.jobs),
