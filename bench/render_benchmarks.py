@@ -235,7 +235,7 @@ def plots(plotdir, rel, small_by, large, base):
             print(f"- {cap}:\n\n  ![{cap}]({rel}/{f})\n")
 
 
-def targets(large):
+def targets(large, bw):
     """The CUDA issue's targets, checked on the generated problems with n >= 1M."""
     big = group([r for r in large if r["n"] >= 1000000])
     rows = []
@@ -251,14 +251,12 @@ def targets(large):
     print("|---|---:|---:|---:|---:|---:|")
     for m, c, g in rows:
         pi = per_it(c)
-        fl = floor_s(c, BW[0])
+        fl = floor_s(c, bw)
         tts = f"{total(g) / total(c):.1f}" if g else "—"
         pit = f"{per_it(g) / pi:.1f}" if g and pi and per_it(g) else "—"
         print(f"| {m} | {c['n']} | {c['factor_s']:.2f} | {tts} | {pit} | "
               f"{(pi / fl) if (pi and fl) else float('nan'):.0f} |")
 
-
-BW = [None]
 
 
 def not_run(meta, small_by):
@@ -326,10 +324,9 @@ def main():
     srs = ratios(small_by)
     large_keys = group(large, key=lambda r: f"{name_of(r)} ({r.get('blocking', '?')})")
     lrs = ratios(large_keys)
-    BW[0] = bw
     not_run(meta, small_by)
     verdict(srs, lrs, large_keys, small_by)
-    targets(large)
+    targets(large, bw)
     if small:
         print("\n## Shared matrices (library defaults)\n")
         run_table(sorted(small, key=lambda r: (name_of(r), r["backend"])), bw, True)

@@ -228,15 +228,8 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
     threads = threads_push(h); /* validation, copies and permutations run in parallel */
     pushed = 1;
     if (n <= 0) { st = fail(h, ILDL_ERR_EMPTY, "n = %d: the matrix is empty", (int)n); goto fail; }
-    st = ildl_csr_validate(n, rowptr, colind, values, ILDL_SYM_TOL, h->err, sizeof h->err);
+    st = ildl_csr_validate_entries(n, rowptr, colind, values, h->err, sizeof h->err);
     if (st) goto fail;
-
-    int ndev = ildl_cuda_device_count();
-    if (h->opt.backend == ILDL_BACKEND_CUDA && ndev <= 0) {
-        st = fail(h, ILDL_ERR_NO_DEVICE, "backend cuda requested but no usable CUDA device was found");
-        goto fail;
-    }
-    h->backend = (h->opt.backend == ILDL_BACKEND_CPU || ndev <= 0) ? ILDL_BACKEND_CPU : ILDL_BACKEND_CUDA;
 
     int64_t nnz = rowptr[n];
     h->src = ildl_malloc(sizeof(int64_t) * (size_t)nnz);
@@ -249,6 +242,16 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
     memcpy(h->user_values, values, sizeof(double) * (size_t)nnz);
     st = ildl_csr_from_user(n, rowptr, colind, values, &h->A, h->src);
     if (st) goto fail;
+    /* duplicates and symmetry on the sorted copy the library keeps (sorted once, not twice) */
+    st = ildl_csr_validate_sorted(&h->A, ILDL_SYM_TOL, h->err, sizeof h->err);
+    if (st) goto fail;
+
+    int ndev = ildl_cuda_device_count();
+    if (h->opt.backend == ILDL_BACKEND_CUDA && ndev <= 0) {
+        st = fail(h, ILDL_ERR_NO_DEVICE, "backend cuda requested but no usable CUDA device was found");
+        goto fail;
+    }
+    h->backend = (h->opt.backend == ILDL_BACKEND_CPU || ndev <= 0) ? ILDL_BACKEND_CPU : ILDL_BACKEND_CUDA;
     build_transpose_map(&h->A, h->tmap);
 
     h->err[0] = 0;

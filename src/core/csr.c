@@ -152,8 +152,8 @@ static int check_sym_row(const ildl_csr *S, int32_t i, double sym_tol, char *msg
     return ILDL_SUCCESS;
 }
 
-int ildl_csr_validate(int32_t n, const int64_t *rowptr, const int32_t *col, const double *val,
-                      double sym_tol, char *msg, size_t msglen)
+int ildl_csr_validate_entries(int32_t n, const int64_t *rowptr, const int32_t *col, const double *val,
+                              char *msg, size_t msglen)
 {
     if (!rowptr || !col || !val) {
         ildl_msg(msg, msglen, "NULL CSR array");
@@ -190,18 +190,31 @@ int ildl_csr_validate(int32_t n, const int64_t *rowptr, const int32_t *col, cons
             }
         }
     }
+    return ILDL_SUCCESS;
+}
+
+int ildl_csr_validate_sorted(const ildl_csr *S, double sym_tol, char *msg, size_t msglen)
+{
+    /* rows in parallel; the message names the first bad row, as a serial scan would */
+    int32_t n = S->n, bad = n;
+#pragma omp parallel for schedule(dynamic, 4096) reduction(min : bad)
+    for (int32_t i = 0; i < n; i++)
+        if (i < bad && check_sym_row(S, i, sym_tol, NULL, 0)) bad = i;
+    return bad < n ? check_sym_row(S, bad, sym_tol, msg, msglen) : ILDL_SUCCESS;
+}
+
+int ildl_csr_validate(int32_t n, const int64_t *rowptr, const int32_t *col, const double *val,
+                      double sym_tol, char *msg, size_t msglen)
+{
+    int st = ildl_csr_validate_entries(n, rowptr, col, val, msg, msglen);
+    if (st) return st;
     /* sorted copy to check duplicates and symmetry in O(nnz log) */
     ildl_csr S;
     if (ildl_csr_from_user(n, rowptr, col, val, &S, NULL)) {
         ildl_msg(msg, msglen, "out of memory while validating");
         return ILDL_ERR_OUT_OF_MEMORY;
     }
-    /* rows in parallel; the message names the first bad row, as a serial scan would */
-    int32_t bad = n;
-#pragma omp parallel for schedule(dynamic, 4096) reduction(min : bad)
-    for (int32_t i = 0; i < n; i++)
-        if (i < bad && check_sym_row(&S, i, sym_tol, NULL, 0)) bad = i;
-    int st = bad < n ? check_sym_row(&S, bad, sym_tol, msg, msglen) : ILDL_SUCCESS;
+    st = ildl_csr_validate_sorted(&S, sym_tol, msg, msglen);
     ildl_csr_free(&S);
     return st;
 }

@@ -28,6 +28,14 @@ int ildl_csr_copy(const ildl_csr *src, ildl_csr *dst);
 int ildl_csr_validate(int32_t n, const int64_t *rowptr, const int32_t *col, const double *val,
                       double sym_tol, char *msg, size_t msglen);
 
+/* ildl_csr_validate in two steps, for a caller that needs the sorted copy anyway:
+ * _entries checks everything but duplicates and symmetry (rowptr, ranges, empty rows, NaN/Inf);
+ * _sorted checks duplicates and symmetry on ildl_csr_from_user's copy of those same arrays.
+ * Same statuses and messages as ildl_csr_validate. */
+int ildl_csr_validate_entries(int32_t n, const int64_t *rowptr, const int32_t *col, const double *val,
+                              char *msg, size_t msglen);
+int ildl_csr_validate_sorted(const ildl_csr *S, double sym_tol, char *msg, size_t msglen);
+
 /* Build a sorted CSR copy of a caller's (validated) CSR; perm_out (optional, [nnz]) receives
  * for each sorted slot the index of the caller's entry it came from. */
 int ildl_csr_from_user(int32_t n, const int64_t *rowptr, const int32_t *col, const double *val,
