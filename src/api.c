@@ -180,22 +180,6 @@ static int check_options(const ildl_options *o, char *msg, size_t len)
     return ILDL_SUCCESS;
 }
 
-/* tmap[q] = slot of (j,i) for slot q = (i,j); A sorted and validated symmetric. */
-static void build_transpose_map(const ildl_csr *A, int64_t *tmap)
-{
-    for (int32_t i = 0; i < A->n; i++) {
-        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-            int32_t j = A->col[p];
-            int64_t lo = A->rowptr[j], hi = A->rowptr[j + 1];
-            while (lo < hi) {
-                int64_t mid = lo + (hi - lo) / 2;
-                if (A->col[mid] < i) lo = mid + 1; else hi = mid;
-            }
-            tmap[p] = lo;
-        }
-    }
-}
-
 /* Composite map from factored position to original row: block b's factored row r is
  * analysed row bstart[b] + piv[bstart[b]+r], which is original row perm[that]. */
 static void build_factored_map(ildl_handle *h)
@@ -242,8 +226,9 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
     memcpy(h->user_values, values, sizeof(double) * (size_t)nnz);
     st = ildl_csr_from_user(n, rowptr, colind, values, &h->A, h->src);
     if (st) goto fail;
-    /* duplicates and symmetry on the sorted copy the library keeps (sorted once, not twice) */
-    st = ildl_csr_validate_sorted(&h->A, ILDL_SYM_TOL, h->err, sizeof h->err);
+    /* duplicates and symmetry on the sorted copy the library keeps (sorted once, not twice);
+     * the check finds every transposed entry, so it fills tmap on the way */
+    st = ildl_csr_validate_sorted_tmap(&h->A, ILDL_SYM_TOL, h->tmap, h->err, sizeof h->err);
     if (st) goto fail;
 
     int ndev = ildl_cuda_device_count();
@@ -252,7 +237,6 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
         goto fail;
     }
     h->backend = (h->opt.backend == ILDL_BACKEND_CPU || ndev <= 0) ? ILDL_BACKEND_CPU : ILDL_BACKEND_CUDA;
-    build_transpose_map(&h->A, h->tmap);
 
     h->err[0] = 0;
     st = ildl_analyse(&h->A, h->src, &h->opt, &h->an, h->err, sizeof h->err);

@@ -28,41 +28,6 @@ int ildl_analyse_rescale(const ildl_csr *A, const ildl_options *o, double *scale
     }
 }
 
-/* B = P A P^T (perm[new] = old), columns sorted; map[q] = index in A of B's entry q. */
-static int permute_with_map(const ildl_csr *A, const int32_t *perm, ildl_csr *B, int64_t *map)
-{
-    int32_t n = A->n;
-    int64_t nnz = A->rowptr[n];
-    int32_t *inv = ildl_malloc(sizeof(int32_t) * (size_t)n);
-    int64_t *rp = ildl_malloc(sizeof(int64_t) * ((size_t)n + 1));
-    int32_t *cj = ildl_malloc(sizeof(int32_t) * (size_t)nnz);
-    int64_t *origin = ildl_malloc(sizeof(int64_t) * (size_t)nnz);
-    int64_t *sorted_from = ildl_malloc(sizeof(int64_t) * (size_t)nnz);
-    int st = ILDL_ERR_OUT_OF_MEMORY;
-    if (!inv || !rp || !cj || !origin || !sorted_from) goto cleanup;
-    for (int32_t k = 0; k < n; k++) inv[perm[k]] = k;
-    rp[0] = 0;
-    for (int32_t k = 0; k < n; k++) {
-        int32_t i = perm[k];
-        int64_t q = rp[k];
-        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++, q++) {
-            cj[q] = inv[A->col[p]];
-            origin[q] = p;
-        }
-        rp[k + 1] = q;
-    }
-    st = ildl_csr_from_user(n, rp, cj, NULL, B, sorted_from);
-    if (st) goto cleanup;
-#pragma omp parallel for schedule(static)
-    for (int64_t q = 0; q < nnz; q++) {
-        map[q] = origin[sorted_from[q]];
-        B->val[q] = A->val[map[q]];
-    }
-cleanup:
-    free(inv); free(rp); free(cj); free(origin); free(sorted_from);
-    return st;
-}
-
 static int check_options(const ildl_options *o, char *msg, size_t msglen)
 {
     if (o->max_block_size < 1 || o->max_block_size > 32) {
@@ -99,7 +64,7 @@ int ildl_analyse(const ildl_csr *A, const int64_t *src, const ildl_options *o,
     int32_t n = A->n;
     int64_t nnz = A->rowptr[n];
     int32_t *order = NULL, *pair = NULL;
-    int64_t *map = NULL, *srcp = NULL;
+    int64_t *srcp = NULL;
     ildl_csr Ap = {0};
     memset(an, 0, sizeof *an);
     an->n = n;
@@ -141,13 +106,11 @@ int ildl_analyse(const ildl_csr *A, const int64_t *src, const ildl_options *o,
     }
     an->t_order_block = ildl_wtime() - t;
 
-    map = ildl_malloc(sizeof(int64_t) * (size_t)nnz);
     srcp = ildl_malloc(sizeof(int64_t) * (size_t)nnz);
-    if (!map || !srcp) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
-    st = permute_with_map(A, an->blk.perm, &Ap, map);
+    if (!srcp) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
+    /* srcp[q]: the user's index of the permuted matrix's entry q */
+    st = ildl_csr_permute_src(A, an->blk.perm, src, &Ap, srcp);
     if (st) goto cleanup;
-#pragma omp parallel for schedule(static)
-    for (int64_t q = 0; q < nnz; q++) srcp[q] = src ? src[map[q]] : map[q];
 
     t = ildl_wtime();
     st = ildl_coarse_build(&Ap, an->blk.nb, an->blk.bstart, o->fill_level, &an->coarse);
@@ -166,7 +129,7 @@ int ildl_analyse(const ildl_csr *A, const int64_t *src, const ildl_options *o,
 cleanup:
     if (st && st != ILDL_ERR_INVALID_OPTION && st != ILDL_ERR_NOT_SUPPORTED && msg && !msg[0])
         ildl_msg(msg, msglen, "analyse stage failed with status %d", st);
-    free(order); free(pair); free(map); free(srcp);
+    free(order); free(pair); free(srcp);
     ildl_csr_free(&Ap);
     if (st) ildl_analysis_free(an);
     return st;

@@ -252,6 +252,22 @@ static int cand_cmp(const void *a, const void *b)
     return (x->j > y->j) - (x->j < y->j);
 }
 
+/* Sort cs[0..nc) by cand_cmp, a strict total order (the j are distinct), so any sort gives
+ * the same result: insertion sort for the usual few candidates, qsort for many. */
+static void sort_cands(cand *cs, int32_t nc)
+{
+    if (nc > 16) {
+        qsort(cs, (size_t)nc, sizeof(cand), cand_cmp);
+        return;
+    }
+    for (int32_t k = 1; k < nc; k++) {
+        cand x = cs[k];
+        int32_t j = k - 1;
+        for (; j >= 0 && cand_cmp(&cs[j], &x) > 0; j--) cs[j + 1] = cs[j];
+        cs[j + 1] = x;
+    }
+}
+
 /* 1 if j is in the sorted list ci[lo..hi). */
 static int sorted_has(const int32_t *ci, int64_t lo, int64_t hi, int32_t j)
 {
@@ -318,7 +334,7 @@ static int br_group(const bgraph *G, double t, int cap, int64_t dense_lim, int32
             if (s >= t) cs[nc++] = (cand){s, j};
             else if (s > bl && G->w[i] + G->w[j] <= cap) bl = s;
         }
-        if (nc > 1) qsort(cs, (size_t)nc, sizeof(cand), cand_cmp);
+        sort_cands(cs, nc);
         for (int32_t k = 0; k < nc && wt < cap; k++) {
             int32_t j = cs[k].j;
             if (wt + G->w[j] > cap) continue; /* a lighter candidate may still fit */

@@ -13,6 +13,9 @@
 #include <string.h>
 #include "blockildl.h"
 #include "core/util.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* Growable pattern arrays of the coarse graph being built, plus the column lists. */
 typedef struct coarse_buf {
@@ -61,6 +64,201 @@ static void offer(int32_t j, int32_t v, int32_t row, int32_t *w, int32_t *mark, 
     }
 }
 
+/* ---------------------------------------------------------------- lf <= 1, in parallel
+ *
+ * With lf <= 1 a fill block needs lvl(k,i) = lvl(k,j) = 0, and the level-0 blocks of a row
+ * are known before any row is processed: they come from A alone. Row i is then
+ * L0(i) at level 0 plus, for lf = 1, every j > i of L0(k) for the k < i with i in L0(k), at
+ * level 1 -- exactly what the sequential rule yields, but each row on its own, so rows run
+ * in parallel and the result does not depend on the thread count. */
+
+static int cmp_int32(const void *a, const void *b);
+
+/* Sort the distinct values v[0..m) ascending (insertion sort when short). */
+static void sort_distinct(int32_t *v, int32_t m)
+{
+    if (m > 32) {
+        qsort(v, (size_t)m, sizeof(int32_t), cmp_int32);
+        return;
+    }
+    for (int32_t k = 1; k < m; k++) {
+        int32_t x = v[k], j = k - 1;
+        for (; j >= 0 && v[j] > x; j--) v[j + 1] = v[j];
+        v[j + 1] = x;
+    }
+}
+
+/* L0(bi) into list, ascending (bi first): bi and the blocks of the upper entries of its rows.
+ * mark[nb] is workspace whose entries never equal bi on entry for blocks not yet listed
+ * (stamps are block rows, each used once per pass). Returns the count. */
+static int32_t level0_row(const ildl_csr *Ap, const int32_t *bstart, const int32_t *blk,
+                          int32_t bi, int32_t *mark, int32_t *list)
+{
+    int32_t m = 0;
+    mark[bi] = bi;
+    list[m++] = bi;
+    for (int32_t i = bstart[bi]; i < bstart[bi + 1]; i++)
+        for (int64_t p = Ap->rowptr[i]; p < Ap->rowptr[i + 1]; p++) {
+            if (Ap->col[p] < i) continue;
+            int32_t b = blk[Ap->col[p]];
+            if (mark[b] != bi) {
+                mark[b] = bi;
+                list[m++] = b;
+            }
+        }
+    sort_distinct(list + 1, m - 1); /* every block is >= bi: the diagonal stays first */
+    return m;
+}
+
+/* Row bi of the result into list (ascending, bi first) with levels in lvl (indexed by
+ * block column): L0(bi), then for lf >= 1 the j > bi of L0(k) for k in LT(bi).
+ * mark as in level0_row. Returns the count. */
+static int32_t fill_row(const int64_t *l0p, const int32_t *l0, const int64_t *ltp,
+                        const int32_t *lt, int32_t bi, int lf, int32_t *mark, int32_t *lvl,
+                        int32_t *list)
+{
+    int32_t m = 0;
+    for (int64_t e = l0p[bi]; e < l0p[bi + 1]; e++) {
+        mark[l0[e]] = bi;
+        lvl[l0[e]] = 0;
+        list[m++] = l0[e];
+    }
+    if (lf < 1) return m;
+    int32_t m0 = m;
+    for (int64_t e = ltp[bi]; e < ltp[bi + 1]; e++) {
+        int32_t k = lt[e];
+        for (int64_t f = l0p[k + 1] - 1; f >= l0p[k] && l0[f] > bi; f--) {
+            int32_t j = l0[f];
+            if (mark[j] != bi) {
+                mark[j] = bi;
+                lvl[j] = 1;
+                list[m++] = j;
+            }
+        }
+    }
+    if (m > m0) sort_distinct(list + 1, m - 1);
+    return m;
+}
+
+/* Per-thread workspace over the nb block columns; NULL when out of memory. */
+static int32_t *workspace(int32_t nb, int32_t **lvl, int32_t **list)
+{
+    int32_t *w = ildl_malloc((size_t)nb * 3 * sizeof(int32_t));
+    if (!w) return NULL;
+    for (int32_t b = 0; b < nb; b++) w[b] = -1;
+    *lvl = w + nb;
+    *list = w + 2 * (size_t)nb;
+    return w;
+}
+
+/* ildl_coarse_build for lf <= 1 (see above). */
+static int coarse_build_low(const ildl_csr *Ap, int32_t nb, const int32_t *bstart, int lf,
+                            ildl_coarse *out)
+{
+    int32_t n = Ap->n, *blk = NULL, *l0 = NULL, *lt = NULL;
+    int64_t *l0p = NULL, *ltp = NULL, *row_ptr = NULL;
+    int oom = 0;
+    blk = ildl_malloc((size_t)n * sizeof(int32_t));
+    l0p = ildl_calloc((size_t)nb + 1, sizeof(int64_t));
+    ltp = ildl_calloc((size_t)nb + 1, sizeof(int64_t));
+    row_ptr = ildl_calloc((size_t)nb + 1, sizeof(int64_t));
+    if (!blk || !l0p || !ltp || !row_ptr) goto oom;
+#pragma omp parallel for schedule(dynamic, 256)
+    for (int32_t bi = 0; bi < nb; bi++)
+        for (int32_t i = bstart[bi]; i < bstart[bi + 1]; i++) blk[i] = bi;
+
+    /* L0 by rows: count, prefix sum, fill (two passes keep the layout thread-independent) */
+    for (int pass = 0; pass < 2; pass++) {
+#pragma omp parallel
+        {
+            int32_t *lvl = NULL, *list = NULL, *mark = workspace(nb, &lvl, &list);
+            if (!mark) {
+#pragma omp atomic write
+                oom = 1;
+            }
+#pragma omp for schedule(dynamic, 64)
+            for (int32_t bi = 0; bi < nb; bi++) {
+                if (!mark) continue;
+                int32_t m = level0_row(Ap, bstart, blk, bi, mark, list);
+                if (pass == 0) l0p[bi + 1] = m;
+                else memcpy(l0 + l0p[bi], list, (size_t)m * sizeof(int32_t));
+            }
+            free(mark);
+        }
+        if (oom) goto oom;
+        if (pass == 0) {
+            for (int32_t bi = 0; bi < nb; bi++) l0p[bi + 1] += l0p[bi];
+            l0 = ildl_malloc((size_t)l0p[nb] * sizeof(int32_t));
+            if (!l0) goto oom;
+        }
+    }
+    /* LT(j): the k < j with j in L0(k), ascending (a stable transpose, serial: O(nnz(L0))) */
+    lt = ildl_malloc((size_t)l0p[nb] * sizeof(int32_t));
+    if (!lt) goto oom;
+    for (int32_t k = 0; k < nb; k++)
+        for (int64_t e = l0p[k] + 1; e < l0p[k + 1]; e++) ltp[l0[e] + 1]++;
+    for (int32_t j = 0; j < nb; j++) ltp[j + 1] += ltp[j];
+    for (int32_t k = 0; k < nb; k++)
+        for (int64_t e = l0p[k] + 1; e < l0p[k + 1]; e++) lt[ltp[l0[e]]++] = k;
+    for (int32_t j = nb; j > 0; j--) ltp[j] = ltp[j - 1];
+    ltp[0] = 0;
+
+    /* the rows: count, prefix sum, fill */
+    for (int pass = 0; pass < 2; pass++) {
+#pragma omp parallel
+        {
+            int32_t *lvl = NULL, *list = NULL, *mark = workspace(nb, &lvl, &list);
+            if (!mark) {
+#pragma omp atomic write
+                oom = 1;
+            }
+#pragma omp for schedule(dynamic, 64)
+            for (int32_t bi = 0; bi < nb; bi++) {
+                if (!mark) continue;
+                int32_t m = fill_row(l0p, l0, ltp, lt, bi, lf, mark, lvl, list);
+                if (pass == 0) {
+                    row_ptr[bi + 1] = m;
+                    continue;
+                }
+                for (int32_t s = 0; s < m; s++) {
+                    out->col[row_ptr[bi] + s] = list[s];
+                    out->lvl[row_ptr[bi] + s] = lvl[list[s]];
+                }
+            }
+            free(mark);
+        }
+        if (oom) goto oom;
+        if (pass == 0) {
+            for (int32_t bi = 0; bi < nb; bi++) row_ptr[bi + 1] += row_ptr[bi];
+            out->col = ildl_malloc((size_t)row_ptr[nb] * sizeof(int32_t));
+            out->lvl = ildl_malloc((size_t)row_ptr[nb] * sizeof(int32_t));
+            if (!out->col || !out->lvl) goto oom;
+        }
+    }
+    out->nb = nb;
+    out->nblocks = row_ptr[nb];
+    out->row_ptr = row_ptr;
+    free(blk); free(l0p); free(l0); free(ltp); free(lt);
+    return ILDL_SUCCESS;
+
+oom:
+    free(blk); free(l0p); free(l0); free(ltp); free(lt); free(row_ptr);
+    ildl_coarse_free(out);
+    return ILDL_ERR_OUT_OF_MEMORY;
+}
+
+/* ---------------------------------------------------------------- any lf, sequential */
+
+/* Threads an OpenMP region would get here (1 without OpenMP). */
+static int max_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
 int ildl_coarse_build(const ildl_csr *Ap, int32_t nb, const int32_t *bstart, int lf,
                       ildl_coarse *out)
 {
@@ -71,6 +269,8 @@ int ildl_coarse_build(const ildl_csr *Ap, int32_t nb, const int32_t *bstart, int
     coarse_buf b = {0, 0, NULL, NULL, NULL};
     if (lf < 0) lf = 0;
     memset(out, 0, sizeof(*out));
+    /* one thread: the sequential rule does less work than the two-pass parallel path */
+    if (lf <= 1 && max_threads() > 1) return coarse_build_low(Ap, nb, bstart, lf, out);
 
     blk = ildl_malloc((size_t)n * sizeof(int32_t));
     w = ildl_malloc((size_t)nb * sizeof(int32_t));

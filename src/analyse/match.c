@@ -10,62 +10,75 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ---------------------------------------------------------------- column state */
+
+/* Everything the shortest-path search reads or writes about column j, in one 32-byte record:
+ * the search jumps between random columns, and one cache line per visit instead of one per
+ * array is what makes it fast. d: tentative distance (+inf when untouched); v: dual
+ * potential; mcol: matched row or -1; pred: row through which the column was reached;
+ * pos: heap slot or -1; done: distance final. */
+typedef struct {
+    double d, v;
+    int32_t mcol, pred, pos, done;
+} colstate;
+
 /* ---------------------------------------------------------------- indexed binary heap */
 
-/* Min-heap of columns keyed by d[j]; pos[j] = slot of j or -1, so keys can be lowered. */
+/* Min-heap of columns keyed by c[j].d; c[j].pos = slot of j or -1, so keys can be lowered. */
 typedef struct {
     int32_t *h;
-    int32_t *pos;
     int32_t len;
-    const double *d;
+    colstate *c;
 } heap;
 
 static void heap_up(heap *H, int32_t k)
 {
+    colstate *c = H->c;
     int32_t j = H->h[k];
-    double dj = H->d[j];
+    double dj = c[j].d;
     while (k > 0) {
         int32_t parent = (k - 1) / 2, q = H->h[parent];
-        if (H->d[q] <= dj) break;
+        if (c[q].d <= dj) break;
         H->h[k] = q;
-        H->pos[q] = k;
+        c[q].pos = k;
         k = parent;
     }
     H->h[k] = j;
-    H->pos[j] = k;
+    c[j].pos = k;
 }
 
 static void heap_down(heap *H, int32_t k)
 {
+    colstate *c = H->c;
     int32_t j = H->h[k];
-    double dj = H->d[j];
+    double dj = c[j].d;
     for (;;) {
-        int32_t c = 2 * k + 1;
-        if (c >= H->len) break;
-        if (c + 1 < H->len && H->d[H->h[c + 1]] < H->d[H->h[c]]) c++;
-        if (H->d[H->h[c]] >= dj) break;
-        H->h[k] = H->h[c];
-        H->pos[H->h[k]] = k;
-        k = c;
+        int32_t ch = 2 * k + 1;
+        if (ch >= H->len) break;
+        if (ch + 1 < H->len && c[H->h[ch + 1]].d < c[H->h[ch]].d) ch++;
+        if (c[H->h[ch]].d >= dj) break;
+        H->h[k] = H->h[ch];
+        c[H->h[k]].pos = k;
+        k = ch;
     }
     H->h[k] = j;
-    H->pos[j] = k;
+    c[j].pos = k;
 }
 
-/* Insert j, or restore the heap after d[j] was lowered. */
+/* Insert j, or restore the heap after c[j].d was lowered. */
 static void heap_update(heap *H, int32_t j)
 {
-    if (H->pos[j] < 0) {
+    if (H->c[j].pos < 0) {
         H->h[H->len] = j;
-        H->pos[j] = H->len++;
+        H->c[j].pos = H->len++;
     }
-    heap_up(H, H->pos[j]);
+    heap_up(H, H->c[j].pos);
 }
 
 static int32_t heap_pop(heap *H)
 {
     int32_t j = H->h[0];
-    H->pos[j] = -1;
+    H->c[j].pos = -1;
     if (--H->len > 0) {
         H->h[0] = H->h[H->len];
         heap_down(H, 0);
@@ -75,18 +88,17 @@ static int32_t heap_pop(heap *H)
 
 /* ---------------------------------------------------------------- shortest augmenting paths */
 
-/* State of the primal-dual method: the matching (mrow[i] = column of row i, mcol[j] = row of
- * column j, -1 when free), dual potentials u (rows), v (columns) with reduced costs
- * cost - u_i - v_j >= 0 on every edge and = 0 on matched edges, and the Dijkstra workspace. */
+/* State of the primal-dual method: the matching (mrow[i] = column of row i, col[j].mcol =
+ * row of column j, -1 when free), dual potentials u (rows), col[j].v (columns) with reduced
+ * costs cost - u_i - v_j >= 0 on every edge and = 0 on matched edges, and the Dijkstra
+ * workspace (col[j].d, .pred, .done, .pos and the lists below). */
 typedef struct {
     const int64_t *rp;
     const int32_t *ci;
     const double *cost; /* [nnz] c_ij, +inf for a stored zero (not an edge) */
-    double *u, *v;
-    int32_t *mrow, *mcol;
-    double *d;          /* [n] tentative distance of a column, +inf when untouched */
-    int32_t *pred;      /* [n] row through which the column was reached */
-    char *done;         /* [n] distance final */
+    double *u;
+    int32_t *mrow;
+    colstate *col;      /* [n] */
     int32_t *done_list, ndone;
     int32_t *touched, ntouched;
     heap H;
@@ -99,16 +111,18 @@ typedef struct {
  * shorter path because reduced costs are nonnegative. */
 static void relax_row(mwork *W, int32_t i, double di)
 {
+    double ui = W->u[i]; /* not written during the relaxation */
     for (int64_t p = W->rp[i]; p < W->rp[i + 1]; p++) {
-        int32_t j = W->ci[p];
-        if (W->done[j] || W->cost[p] == INFINITY) continue;
-        double r = W->cost[p] - W->u[i] - W->v[j];
+        colstate *cj = &W->col[W->ci[p]];
+        if (cj->done || W->cost[p] == INFINITY) continue;
+        double r = W->cost[p] - ui - cj->v;
         double dn = di + (r > 0.0 ? r : 0.0); /* rounding may leave r a hair below 0 */
-        if (dn >= W->d[j] || dn >= W->L) continue;
-        if (W->d[j] == INFINITY) W->touched[W->ntouched++] = j;
-        W->d[j] = dn;
-        W->pred[j] = i;
-        if (W->mcol[j] < 0) {
+        if (dn >= cj->d || dn >= W->L) continue;
+        int32_t j = W->ci[p];
+        if (cj->d == INFINITY) W->touched[W->ntouched++] = j;
+        cj->d = dn;
+        cj->pred = i;
+        if (cj->mcol < 0) {
             W->L = dn;
             W->jfree = j;
         } else {
@@ -125,39 +139,40 @@ static void relax_row(mwork *W, int32_t i, double di)
  * Returns 1 if i0 got matched. */
 static int augment_from(mwork *W, int32_t i0)
 {
+    colstate *c = W->col;
     W->L = INFINITY;
     W->jfree = -1;
     W->ndone = W->ntouched = 0;
     W->H.len = 0;
     relax_row(W, i0, 0.0);
-    while (W->H.len > 0 && W->d[W->H.h[0]] < W->L) {
+    while (W->H.len > 0 && c[W->H.h[0]].d < W->L) {
         int32_t j = heap_pop(&W->H);
-        W->done[j] = 1;
+        c[j].done = 1;
         W->done_list[W->ndone++] = j;
-        relax_row(W, W->mcol[j], W->d[j]);
+        relax_row(W, c[j].mcol, c[j].d);
     }
     int found = W->jfree >= 0;
     if (found) {
         W->u[i0] += W->L;
         for (int32_t k = 0; k < W->ndone; k++) {
             int32_t j = W->done_list[k];
-            double t = W->L - W->d[j];
-            W->v[j] -= t;
-            W->u[W->mcol[j]] += t;
+            double t = W->L - c[j].d;
+            c[j].v -= t;
+            W->u[c[j].mcol] += t;
         }
         for (int32_t j = W->jfree;;) {
-            int32_t i = W->pred[j], jn = W->mrow[i];
+            int32_t i = c[j].pred, jn = W->mrow[i];
             W->mrow[i] = j;
-            W->mcol[j] = i;
+            c[j].mcol = i;
             if (i == i0) break;
             j = jn;
         }
     }
     for (int32_t k = 0; k < W->ntouched; k++) {
         int32_t j = W->touched[k];
-        W->d[j] = INFINITY;
-        W->done[j] = 0;
-        W->H.pos[j] = -1;
+        c[j].d = INFINITY;
+        c[j].done = 0;
+        c[j].pos = -1;
     }
     return found;
 }
@@ -172,30 +187,28 @@ int ildl_match_maxprod(const ildl_csr *A, int32_t *match, double *logr, double *
     double *cost = ildl_malloc(sizeof(double) * (size_t)nnz);
     double *lcm = ildl_malloc(sizeof(double) * (size_t)n);
     W.u = ildl_malloc(sizeof(double) * (size_t)n);
-    W.v = ildl_malloc(sizeof(double) * (size_t)n);
-    W.d = ildl_malloc(sizeof(double) * (size_t)n);
-    W.mcol = ildl_malloc(sizeof(int32_t) * (size_t)n);
-    W.pred = ildl_malloc(sizeof(int32_t) * (size_t)n);
-    W.done = ildl_calloc((size_t)n, 1);
+    /* 64-byte aligned, so that a record never straddles two cache lines */
+    size_t cbytes = ((sizeof(colstate) * (size_t)n + 63) / 64) * 64;
+    W.col = aligned_alloc(64, cbytes > 0 ? cbytes : 64);
     W.done_list = ildl_malloc(sizeof(int32_t) * (size_t)n);
     W.touched = ildl_malloc(sizeof(int32_t) * (size_t)n);
     W.H.h = ildl_malloc(sizeof(int32_t) * (size_t)n);
-    W.H.pos = ildl_malloc(sizeof(int32_t) * (size_t)n);
     int st = ILDL_ERR_OUT_OF_MEMORY;
-    if (!cost || !lcm || !W.u || !W.v || !W.d || !W.mcol || !W.pred || !W.done ||
-        !W.done_list || !W.touched || !W.H.h || !W.H.pos)
-        goto cleanup;
+    if (!cost || !lcm || !W.u || !W.col || !W.done_list || !W.touched || !W.H.h) goto cleanup;
     W.rp = A->rowptr;
     W.ci = A->col;
     W.cost = cost;
     W.mrow = match;
-    W.H.d = W.d;
+    W.H.c = W.col;
 
     /* column maxima, then costs: c_ij >= 0 with a 0 in every column that has an edge */
     for (int32_t j = 0; j < n; j++) lcm[j] = 0.0;
     for (int64_t p = 0; p < nnz; p++)
         if (fabs(A->val[p]) > lcm[A->col[p]]) lcm[A->col[p]] = fabs(A->val[p]);
+    /* logs per column and per entry in parallel: rows are independent */
+#pragma omp parallel for schedule(static)
     for (int32_t j = 0; j < n; j++) lcm[j] = lcm[j] > 0.0 ? log(lcm[j]) : 0.0;
+#pragma omp parallel for schedule(dynamic, 4096)
     for (int32_t i = 0; i < n; i++) {
         double umin = INFINITY;
         for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
@@ -206,21 +219,18 @@ int ildl_match_maxprod(const ildl_csr *A, int32_t *match, double *logr, double *
         /* v = 0 is feasible as every column's minimum cost is 0; u_i = its row minimum */
         W.u[i] = umin < INFINITY ? umin : 0.0;
     }
-    for (int32_t j = 0; j < n; j++) {
-        W.v[j] = 0.0;
-        W.d[j] = INFINITY;
-        W.mcol[j] = -1;
-        W.H.pos[j] = -1;
-    }
+#pragma omp parallel for schedule(static)
+    for (int32_t j = 0; j < n; j++)
+        W.col[j] = (colstate){.d = INFINITY, .v = 0.0, .mcol = -1, .pred = 0, .pos = -1, .done = 0};
 
     /* cheap start: match along tight edges while both ends are free */
     for (int32_t i = 0; i < n; i++) {
         match[i] = -1;
         for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
             int32_t j = A->col[p];
-            if (cost[p] < INFINITY && cost[p] - W.u[i] <= 0.0 && W.mcol[j] < 0) {
+            if (cost[p] < INFINITY && cost[p] - W.u[i] <= 0.0 && W.col[j].mcol < 0) {
                 match[i] = j;
-                W.mcol[j] = i;
+                W.col[j].mcol = i;
                 break;
             }
         }
@@ -231,14 +241,14 @@ int ildl_match_maxprod(const ildl_csr *A, int32_t *match, double *logr, double *
     *n_unmatched = unmatched;
     for (int32_t i = 0; i < n; i++) {
         if (logr) logr[i] = W.u[i];
-        if (logc) logc[i] = W.v[i] - lcm[i];
+        if (logc) logc[i] = W.col[i].v - lcm[i];
     }
     st = ILDL_SUCCESS;
 
 cleanup:
     free(cost); free(lcm);
-    free(W.u); free(W.v); free(W.d); free(W.mcol); free(W.pred); free(W.done);
-    free(W.done_list); free(W.touched); free(W.H.h); free(W.H.pos);
+    free(W.u); free(W.col);
+    free(W.done_list); free(W.touched); free(W.H.h);
     return st;
 }
 
@@ -355,6 +365,7 @@ cleanup:
 /* m[i] = max_j |s_i a_ij s_j|. */
 static void scaled_row_max(const ildl_csr *A, const double *s, double *m)
 {
+#pragma omp parallel for schedule(dynamic, 4096)
     for (int32_t i = 0; i < A->n; i++) {
         double mi = 0.0;
         for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
@@ -375,10 +386,12 @@ static void lift_and_clip(const ildl_csr *A, double *s, double *m)
     const double tol = 1e-3;
     for (int sweep = 0; sweep < max_sweeps; sweep++) {
         scaled_row_max(A, s, m);
-        double err = 0.0;
+        double err = 0.0; /* a maximum: exact in any order */
+#pragma omp parallel for schedule(static) reduction(max : err)
         for (int32_t i = 0; i < A->n; i++)
             if (m[i] > 0.0 && 1.0 - m[i] > err) err = 1.0 - m[i];
         if (err <= tol) break;
+#pragma omp parallel for schedule(static)
         for (int32_t i = 0; i < A->n; i++) {
             if (!(m[i] > 0.0 && m[i] < 1.0)) continue;
             double t = s[i] / sqrt(m[i]);
@@ -386,6 +399,7 @@ static void lift_and_clip(const ildl_csr *A, double *s, double *m)
         }
     }
     scaled_row_max(A, s, m);
+#pragma omp parallel for schedule(static)
     for (int32_t i = 0; i < A->n; i++)
         if (m[i] > 1.0) s[i] /= m[i];
 }
@@ -401,6 +415,7 @@ int ildl_match_scale(const ildl_csr *A, double *s, int32_t *pair, int32_t *n_unm
     st = ildl_match_maxprod(A, match, lr, lc, n_unmatched);
     if (st) goto cleanup;
     /* sqrt(r_i c_i) in the log domain: r and c alone may overflow where their product does not */
+#pragma omp parallel for schedule(static)
     for (int32_t i = 0; i < n; i++) {
         double t = exp(0.5 * (lr[i] + lc[i]));
         s[i] = (isfinite(t) && t > 0.0) ? t : 1.0;

@@ -25,6 +25,7 @@ static int copy_pattern(const ildl_coarse *C, ildl_tiles *T)
     memcpy(T->row_ptr, C->row_ptr, (size_t)(nb + 1) * sizeof(int64_t));
     memcpy(T->col, C->col, (size_t)nt * sizeof(int32_t));
     memcpy(T->fill_lvl, C->lvl, (size_t)nt * sizeof(int32_t));
+#pragma omp parallel for schedule(dynamic, 256)
     for (int32_t i = 0; i < nb; i++) {
         for (int64_t t = C->row_ptr[i]; t < C->row_ptr[i + 1]; t++) T->row[t] = i;
     }
@@ -52,71 +53,96 @@ static int copy_levels(const ildl_levels *L, ildl_tiles *T)
     return ILDL_SUCCESS;
 }
 
-/* Sort the upper entries of Ap (j >= i) into their tiles. tpos[nb] is workspace holding
- * -1; blk[n] maps a row to its block. Scanning rows ascending and columns ascending puts
- * each tile's entries in ascending local index r*32+c. src_index / perm NULL mean identity. */
+/* Count the upper entries of block row bi per tile into a_ptr[t+1]; tpos[nb] is workspace
+ * holding -1 (and left so). Returns 0, or -1 if an entry has no tile (C not built from Ap). */
+static int count_row(const ildl_csr *Ap, const int32_t *blk, int32_t bi, int64_t *tpos,
+                     ildl_tiles *T)
+{
+    int bad = 0;
+    for (int64_t t = T->row_ptr[bi]; t < T->row_ptr[bi + 1]; t++) tpos[T->col[t]] = t;
+    for (int32_t i = T->bstart[bi]; i < T->bstart[bi + 1] && !bad; i++) {
+        for (int64_t p = Ap->rowptr[i]; p < Ap->rowptr[i + 1]; p++) {
+            int32_t j = Ap->col[p];
+            if (j < i) continue;
+            int64_t t = tpos[blk[j]];
+            if (t < 0) {
+                bad = 1;
+                break;
+            }
+            T->a_ptr[t + 1]++;
+        }
+    }
+    for (int64_t t = T->row_ptr[bi]; t < T->row_ptr[bi + 1]; t++) tpos[T->col[t]] = -1;
+    return bad ? -1 : 0;
+}
+
+/* Place the upper entries of block row bi into its tiles (a_ptr final); tpos as above.
+ * Rows and columns ascending put each tile's entries in ascending local index r*32+c. */
+static void place_row(const ildl_csr *Ap, const int64_t *src_index, const int32_t *perm,
+                      const int32_t *blk, int32_t bi, int64_t *tpos, ildl_tiles *T)
+{
+    for (int64_t t = T->row_ptr[bi]; t < T->row_ptr[bi + 1]; t++) tpos[T->col[t]] = T->a_ptr[t];
+    for (int32_t i = T->bstart[bi]; i < T->bstart[bi + 1]; i++) {
+        int32_t r = i - T->bstart[bi];
+        for (int64_t p = Ap->rowptr[i]; p < Ap->rowptr[i + 1]; p++) {
+            int32_t j = Ap->col[p];
+            if (j < i) continue;
+            int32_t bj = blk[j];
+            int64_t q = tpos[bj]++;
+            T->a_idx[q] = (uint16_t)(r * 32 + (j - T->bstart[bj]));
+            T->a_val[q] = Ap->val[p];
+            T->a_src[q] = src_index ? src_index[p] : p;
+            T->a_srow[q] = perm ? perm[i] : i;
+            T->a_scol[q] = perm ? perm[j] : j;
+        }
+    }
+    for (int64_t t = T->row_ptr[bi]; t < T->row_ptr[bi + 1]; t++) tpos[T->col[t]] = -1;
+}
+
+/* Sort the upper entries of Ap (j >= i) into their tiles; blk[n] maps a row to its block.
+ * src_index / perm NULL mean identity. A block row writes only its own tiles, so block
+ * rows run in parallel, each thread with its own tile lookup (tpos) over block columns. */
 static int load_pattern(const ildl_csr *Ap, const int64_t *src_index, const int32_t *perm,
-                        const int32_t *blk, int64_t *tpos, ildl_tiles *T)
+                        const int32_t *blk, ildl_tiles *T)
 {
     int32_t nb = T->nb;
     int64_t nt = T->ntiles;
-    int64_t *fillp = NULL;
+    int bad = 0, oom = 0;
     T->a_ptr = ildl_calloc((size_t)nt + 1, sizeof(int64_t));
     if (!T->a_ptr) return ILDL_ERR_OUT_OF_MEMORY;
-
-    /* pass 1: count entries per tile (and check that every entry has a tile) */
-    for (int32_t bi = 0; bi < nb; bi++) {
-        for (int64_t t = T->row_ptr[bi]; t < T->row_ptr[bi + 1]; t++) tpos[T->col[t]] = t;
-        for (int32_t i = T->bstart[bi]; i < T->bstart[bi + 1]; i++) {
-            for (int64_t p = Ap->rowptr[i]; p < Ap->rowptr[i + 1]; p++) {
-                int32_t j = Ap->col[p];
-                if (j < i) continue;
-                int64_t t = tpos[blk[j]];
-                if (t < 0) goto internal; /* C was not built from Ap */
-                T->a_ptr[t + 1]++;
-            }
+#pragma omp parallel
+    {
+        int64_t *tpos = ildl_malloc((size_t)nb * sizeof(int64_t));
+        if (tpos) {
+            for (int32_t b = 0; b < nb; b++) tpos[b] = -1;
+        } else {
+#pragma omp atomic write
+            oom = 1;
         }
-        for (int64_t t = T->row_ptr[bi]; t < T->row_ptr[bi + 1]; t++) tpos[T->col[t]] = -1;
-    }
-    for (int64_t t = 0; t < nt; t++) T->a_ptr[t + 1] += T->a_ptr[t];
-
-    int64_t na = T->a_ptr[nt];
-    T->a_idx = ildl_malloc((size_t)na * sizeof(uint16_t));
-    T->a_val = ildl_malloc((size_t)na * sizeof(double));
-    T->a_src = ildl_malloc((size_t)na * sizeof(int64_t));
-    T->a_srow = ildl_malloc((size_t)na * sizeof(int32_t));
-    T->a_scol = ildl_malloc((size_t)na * sizeof(int32_t));
-    fillp = ildl_malloc((size_t)nt * sizeof(int64_t));
-    if (!T->a_idx || !T->a_val || !T->a_src || !T->a_srow || !T->a_scol || !fillp) {
-        free(fillp);
-        return ILDL_ERR_OUT_OF_MEMORY;
-    }
-    memcpy(fillp, T->a_ptr, (size_t)nt * sizeof(int64_t));
-
-    /* pass 2: place them */
-    for (int32_t bi = 0; bi < nb; bi++) {
-        for (int64_t t = T->row_ptr[bi]; t < T->row_ptr[bi + 1]; t++) tpos[T->col[t]] = t;
-        for (int32_t i = T->bstart[bi]; i < T->bstart[bi + 1]; i++) {
-            int32_t r = i - T->bstart[bi];
-            for (int64_t p = Ap->rowptr[i]; p < Ap->rowptr[i + 1]; p++) {
-                int32_t j = Ap->col[p];
-                if (j < i) continue;
-                int32_t bj = blk[j];
-                int64_t t = tpos[bj], q = fillp[t]++;
-                T->a_idx[q] = (uint16_t)(r * 32 + (j - T->bstart[bj]));
-                T->a_val[q] = Ap->val[p];
-                T->a_src[q] = src_index ? src_index[p] : p;
-                T->a_srow[q] = perm ? perm[i] : i;
-                T->a_scol[q] = perm ? perm[j] : j;
+#pragma omp for schedule(dynamic, 64) reduction(| : bad)
+        for (int32_t bi = 0; bi < nb; bi++)
+            if (tpos && count_row(Ap, blk, bi, tpos, T)) bad = 1;
+#pragma omp single
+        {
+            if (!oom && !bad) {
+                for (int64_t t = 0; t < nt; t++) T->a_ptr[t + 1] += T->a_ptr[t];
+                int64_t na = T->a_ptr[nt];
+                T->a_idx = ildl_malloc((size_t)na * sizeof(uint16_t));
+                T->a_val = ildl_malloc((size_t)na * sizeof(double));
+                T->a_src = ildl_malloc((size_t)na * sizeof(int64_t));
+                T->a_srow = ildl_malloc((size_t)na * sizeof(int32_t));
+                T->a_scol = ildl_malloc((size_t)na * sizeof(int32_t));
+                if (!T->a_idx || !T->a_val || !T->a_src || !T->a_srow || !T->a_scol) oom = 1;
             }
+        } /* implicit barrier: a_ptr and the arrays are ready */
+        if (!oom && !bad) {
+#pragma omp for schedule(dynamic, 64)
+            for (int32_t bi = 0; bi < nb; bi++) place_row(Ap, src_index, perm, blk, bi, tpos, T);
         }
-        for (int64_t t = T->row_ptr[bi]; t < T->row_ptr[bi + 1]; t++) tpos[T->col[t]] = -1;
+        free(tpos);
     }
-    free(fillp);
-    return ILDL_SUCCESS;
-
-internal:
-    return ILDL_ERR_INTERNAL;
+    if (oom) return ILDL_ERR_OUT_OF_MEMORY;
+    return bad ? ILDL_ERR_INTERNAL : ILDL_SUCCESS;
 }
 
 /* Capacity ceil(r_f * base) clipped to the dense size (base > 0, r_f > 0). */
@@ -137,6 +163,8 @@ static int set_formats(double fill_factor, ildl_tiles *T)
     if (!T->format || !T->cap) return ILDL_ERR_OUT_OF_MEMORY;
     if (ndense_rows < 1) ndense_rows = 1;
 
+    /* block rows are independent */
+#pragma omp parallel for schedule(dynamic, 256)
     for (int32_t bi = 0; bi < nb; bi++) {
         int64_t mi = ildl_tiles_block_size(T, bi), occupied = 0, sum = 0;
         for (int64_t t = T->row_ptr[bi]; t < T->row_ptr[bi + 1]; t++) {
@@ -223,24 +251,21 @@ int ildl_tiles_build(const ildl_csr *Ap, const int64_t *src_index, const int32_t
 {
     int status = ILDL_ERR_OUT_OF_MEMORY;
     int32_t n = Ap->n, *blk = NULL;
-    int64_t *tpos = NULL;
     memset(out, 0, sizeof(*out));
     out->n = n;
     out->nb = nb;
 
     out->bstart = ildl_malloc((size_t)(nb + 1) * sizeof(int32_t));
     blk = ildl_malloc((size_t)n * sizeof(int32_t));
-    tpos = ildl_malloc((size_t)nb * sizeof(int64_t));
-    if (!out->bstart || !blk || !tpos) goto cleanup;
+    if (!out->bstart || !blk) goto cleanup;
     memcpy(out->bstart, bstart, (size_t)(nb + 1) * sizeof(int32_t));
-    for (int32_t b = 0; b < nb; b++) {
-        tpos[b] = -1;
+#pragma omp parallel for schedule(dynamic, 256)
+    for (int32_t b = 0; b < nb; b++)
         for (int32_t i = bstart[b]; i < bstart[b + 1]; i++) blk[i] = b;
-    }
 
     if ((status = copy_pattern(C, out)) != ILDL_SUCCESS) goto cleanup;
     if ((status = copy_levels(L, out)) != ILDL_SUCCESS) goto cleanup;
-    if ((status = load_pattern(Ap, src_index, perm, blk, tpos, out)) != ILDL_SUCCESS)
+    if ((status = load_pattern(Ap, src_index, perm, blk, out)) != ILDL_SUCCESS)
         goto cleanup;
     if ((status = set_formats(fill_factor, out)) != ILDL_SUCCESS) goto cleanup;
     if ((status = set_offsets(out)) != ILDL_SUCCESS) goto cleanup;
@@ -248,7 +273,6 @@ int ildl_tiles_build(const ildl_csr *Ap, const int64_t *src_index, const int32_t
 
 cleanup:
     free(blk);
-    free(tpos);
     if (status != ILDL_SUCCESS) ildl_tiles_free(out);
     return status;
 }

@@ -39,32 +39,47 @@ int ildl_csr_copy(const ildl_csr *src, ildl_csr *dst)
     return ILDL_SUCCESS;
 }
 
-/* Sort the entries of one row by column (insertion sort for short rows, else qsort on pairs).
- * Ties (duplicates, which validation then rejects) are ordered by source position, a total
- * order, so both sorts give the same result. */
-typedef struct { int32_t c; int32_t pad; int64_t src; } colsrc;
-static int colsrc_cmp(const void *a, const void *b)
+/* A row is sorted by (column, source position): ties are duplicates, which validation then
+ * rejects, but a total order keeps every sort's result the same. The pair is packed into one
+ * unsigned key, column (flipped into unsigned order) above the entry's offset in its row, so
+ * compares and moves are single integers and the offset comes back from the low half. */
+#define ROW_KEY_MAX_LEN ((int64_t)UINT32_MAX)
+
+static uint64_t row_key(int32_t c, int64_t off)
 {
-    const colsrc *x = a, *y = b;
-    if (x->c != y->c) return (x->c > y->c) - (x->c < y->c);
-    return (x->src > y->src) - (x->src < y->src);
+    return ((uint64_t)((uint32_t)c ^ 0x80000000u) << 32) | (uint64_t)off;
 }
 
-/* buf[0..len) (in source order) sorted by (column, source). */
-static void sort_row(colsrc *buf, int64_t len)
+static int32_t key_col(uint64_t key) { return (int32_t)((uint32_t)(key >> 32) ^ 0x80000000u); }
+
+static int64_t key_off(uint64_t key) { return (int64_t)(key & 0xffffffffu); }
+
+static int key_cmp(const void *a, const void *b)
 {
-    int64_t k = 1;
-    while (k < len && buf[k - 1].c <= buf[k].c) k++;
-    if (k >= len) return; /* already sorted: the usual case */
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* 1 if col[0..len) is ascending (equal neighbours allowed: they stay in source order). */
+static int row_sorted(const int32_t *col, int64_t len)
+{
+    for (int64_t k = 1; k < len; k++)
+        if (col[k - 1] > col[k]) return 0;
+    return 1;
+}
+
+/* Sort the distinct keys key[0..len): insertion sort for short rows, else qsort. */
+static void sort_keys(uint64_t *key, int64_t len)
+{
     if (len > 32) {
-        qsort(buf, (size_t)len, sizeof(colsrc), colsrc_cmp);
+        qsort(key, (size_t)len, sizeof(uint64_t), key_cmp);
         return;
     }
-    for (; k < len; k++) { /* stable, so equal columns stay in source order */
-        colsrc x = buf[k];
+    for (int64_t k = 1; k < len; k++) {
+        uint64_t x = key[k];
         int64_t j = k - 1;
-        for (; j >= 0 && buf[j].c > x.c; j--) buf[j + 1] = buf[j];
-        buf[j + 1] = x;
+        for (; j >= 0 && key[j] > x; j--) key[j + 1] = key[j];
+        key[j + 1] = x;
     }
 }
 
@@ -87,36 +102,48 @@ int ildl_csr_from_user(int32_t n, const int64_t *rowptr, const int32_t *col, con
     int st = ildl_csr_alloc(n, nnz, out);
     if (st) return st;
     int64_t maxrow = 0;
+#pragma omp parallel for schedule(static) reduction(max : maxrow)
     for (int32_t i = 0; i < n; i++) {
         out->rowptr[i] = rowptr[i] - rowptr[0];
         if (rowptr[i + 1] - rowptr[i] > maxrow) maxrow = rowptr[i + 1] - rowptr[i];
     }
     out->rowptr[n] = nnz;
+    if (maxrow > ROW_KEY_MAX_LEN) { /* 2^32 entries in a row of n < 2^31 columns: duplicates */
+        ildl_csr_free(out);
+        return ILDL_ERR_DUPLICATE;
+    }
     int oom = 0;
     /* rows are independent and keep their positions, so threads change nothing in the result */
 #pragma omp parallel
     {
-        colsrc *buf = ildl_malloc(sizeof(colsrc) * (size_t)(maxrow > 0 ? maxrow : 1));
-        if (!buf) {
+        uint64_t *key = ildl_malloc(sizeof(uint64_t) * (size_t)(maxrow > 0 ? maxrow : 1));
+        if (!key) {
 #pragma omp atomic write
             oom = 1;
         }
 #pragma omp for schedule(dynamic, 4096)
         for (int32_t i = 0; i < n; i++) {
-            if (!buf) continue;
+            if (!key) continue;
             int64_t len = rowptr[i + 1] - rowptr[i], q = out->rowptr[i];
-            for (int64_t k = 0; k < len; k++) {
-                buf[k].c = col[rowptr[i] + k];
-                buf[k].src = rowptr[i] + k;
+            const int32_t *ci = col + rowptr[i];
+            if (row_sorted(ci, len)) { /* the usual case: copy */
+                for (int64_t k = 0; k < len; k++, q++) {
+                    out->col[q] = ci[k];
+                    out->val[q] = val ? val[rowptr[i] + k] : 1.0;
+                    if (perm_out) perm_out[q] = rowptr[i] + k;
+                }
+                continue;
             }
-            sort_row(buf, len);
+            for (int64_t k = 0; k < len; k++) key[k] = row_key(ci[k], k);
+            sort_keys(key, len);
             for (int64_t k = 0; k < len; k++, q++) {
-                out->col[q] = buf[k].c;
-                out->val[q] = val ? val[buf[k].src] : 1.0;
-                if (perm_out) perm_out[q] = buf[k].src;
+                int64_t p = rowptr[i] + key_off(key[k]);
+                out->col[q] = key_col(key[k]);
+                out->val[q] = val ? val[p] : 1.0;
+                if (perm_out) perm_out[q] = p;
             }
         }
-        free(buf);
+        free(key);
     }
     if (oom) {
         ildl_csr_free(out);
@@ -125,8 +152,10 @@ int ildl_csr_from_user(int32_t n, const int64_t *rowptr, const int32_t *col, con
     return ILDL_SUCCESS;
 }
 
-/* Row i of the sorted copy S: no duplicates, every (i,j) has a (j,i) within sym_tol. */
-static int check_sym_row(const ildl_csr *S, int32_t i, double sym_tol, char *msg, size_t msglen)
+/* Row i of the sorted copy S: no duplicates, every (i,j) has a (j,i) within sym_tol;
+ * tmap (optional) receives the slot of (j,i) for every slot of the row. */
+static int check_sym_row(const ildl_csr *S, int32_t i, double sym_tol, int64_t *tmap, char *msg,
+                         size_t msglen)
 {
     for (int64_t p = S->rowptr[i]; p < S->rowptr[i + 1]; p++) {
         int32_t j = S->col[p];
@@ -134,19 +163,46 @@ static int check_sym_row(const ildl_csr *S, int32_t i, double sym_tol, char *msg
             ildl_msg(msg, msglen, "duplicate entry (%d,%d)", (int)i, (int)j);
             return ILDL_ERR_DUPLICATE;
         }
-        if (j == i) continue;
+        if (j == i) {
+            if (tmap) tmap[p] = p;
+            continue;
+        }
         int64_t q = find_sorted(S->col, S->rowptr[j], S->rowptr[j + 1], i);
         if (q < 0) {
             ildl_msg(msg, msglen, "entry (%d,%d) present but (%d,%d) missing: pattern not symmetric",
                      (int)i, (int)j, (int)j, (int)i);
             return ILDL_ERR_NOT_SYMMETRIC;
         }
+        if (tmap) tmap[p] = q;
         double a = S->val[p], b = S->val[q];
         double m = fmax(fabs(a), fabs(b));
         if (fabs(a - b) > sym_tol * m) {
             ildl_msg(msg, msglen, "a(%d,%d) = %.17g but a(%d,%d) = %.17g: values not symmetric",
                      (int)i, (int)j, a, (int)j, (int)i, b);
             return ILDL_ERR_NOT_SYMMETRIC;
+        }
+    }
+    return ILDL_SUCCESS;
+}
+
+/* Row i of a caller's CSR (rowptr already monotone): not empty, columns in [0,n), values
+ * finite. ILDL_SUCCESS or the status of its first bad entry, with a message. */
+static int check_entries_row(int32_t n, const int64_t *rowptr, const int32_t *col,
+                             const double *val, int32_t i, char *msg, size_t msglen)
+{
+    if (rowptr[i + 1] == rowptr[i]) {
+        ildl_msg(msg, msglen, "row %d is empty: the matrix is structurally singular", (int)i);
+        return ILDL_ERR_SINGULAR;
+    }
+    for (int64_t p = rowptr[i]; p < rowptr[i + 1]; p++) {
+        if (col[p] < 0 || col[p] >= n) {
+            ildl_msg(msg, msglen, "entry %lld of row %d has column %d outside [0,%d)",
+                     (long long)p, (int)i, (int)col[p], (int)n);
+            return ILDL_ERR_INDEX_RANGE;
+        }
+        if (!isfinite(val[p])) {
+            ildl_msg(msg, msglen, "entry (%d,%d) is %g", (int)i, (int)col[p], val[p]);
+            return ILDL_ERR_NAN_INF;
         }
     }
     return ILDL_SUCCESS;
@@ -167,40 +223,35 @@ int ildl_csr_validate_entries(int32_t n, const int64_t *rowptr, const int32_t *c
         ildl_msg(msg, msglen, "rowptr[0] = %lld, expected 0", (long long)rowptr[0]);
         return ILDL_ERR_INDEX_RANGE;
     }
-    for (int32_t i = 0; i < n; i++) {
-        if (rowptr[i + 1] < rowptr[i]) {
-            ildl_msg(msg, msglen, "rowptr decreases at row %d", (int)i);
-            return ILDL_ERR_INDEX_RANGE;
-        }
+    /* rows in parallel; the first bad row is found as a serial scan would find it */
+    int32_t bad = n;
+#pragma omp parallel for schedule(static) reduction(min : bad)
+    for (int32_t i = 0; i < n; i++)
+        if (rowptr[i + 1] < rowptr[i] && i < bad) bad = i;
+    if (bad < n) {
+        ildl_msg(msg, msglen, "rowptr decreases at row %d", (int)bad);
+        return ILDL_ERR_INDEX_RANGE;
     }
-    for (int32_t i = 0; i < n; i++) {
-        if (rowptr[i + 1] == rowptr[i]) {
-            ildl_msg(msg, msglen, "row %d is empty: the matrix is structurally singular", (int)i);
-            return ILDL_ERR_SINGULAR;
-        }
-        for (int64_t p = rowptr[i]; p < rowptr[i + 1]; p++) {
-            if (col[p] < 0 || col[p] >= n) {
-                ildl_msg(msg, msglen, "entry %lld of row %d has column %d outside [0,%d)",
-                         (long long)p, (int)i, (int)col[p], (int)n);
-                return ILDL_ERR_INDEX_RANGE;
-            }
-            if (!ildl_isfinite(val[p])) {
-                ildl_msg(msg, msglen, "entry (%d,%d) is %g", (int)i, (int)col[p], val[p]);
-                return ILDL_ERR_NAN_INF;
-            }
-        }
-    }
-    return ILDL_SUCCESS;
+#pragma omp parallel for schedule(dynamic, 4096) reduction(min : bad)
+    for (int32_t i = 0; i < n; i++)
+        if (i < bad && check_entries_row(n, rowptr, col, val, i, NULL, 0)) bad = i;
+    return bad < n ? check_entries_row(n, rowptr, col, val, bad, msg, msglen) : ILDL_SUCCESS;
 }
 
-int ildl_csr_validate_sorted(const ildl_csr *S, double sym_tol, char *msg, size_t msglen)
+int ildl_csr_validate_sorted_tmap(const ildl_csr *S, double sym_tol, int64_t *tmap, char *msg,
+                                  size_t msglen)
 {
     /* rows in parallel; the message names the first bad row, as a serial scan would */
     int32_t n = S->n, bad = n;
 #pragma omp parallel for schedule(dynamic, 4096) reduction(min : bad)
     for (int32_t i = 0; i < n; i++)
-        if (i < bad && check_sym_row(S, i, sym_tol, NULL, 0)) bad = i;
-    return bad < n ? check_sym_row(S, bad, sym_tol, msg, msglen) : ILDL_SUCCESS;
+        if (i < bad && check_sym_row(S, i, sym_tol, tmap, NULL, 0)) bad = i;
+    return bad < n ? check_sym_row(S, bad, sym_tol, NULL, msg, msglen) : ILDL_SUCCESS;
+}
+
+int ildl_csr_validate_sorted(const ildl_csr *S, double sym_tol, char *msg, size_t msglen)
+{
+    return ildl_csr_validate_sorted_tmap(S, sym_tol, NULL, msg, msglen);
 }
 
 int ildl_csr_validate(int32_t n, const int64_t *rowptr, const int32_t *col, const double *val,
@@ -229,37 +280,74 @@ void ildl_csr_matvec(const ildl_csr *A, const double *x, double *y)
     }
 }
 
-int ildl_csr_permute(const ildl_csr *A, const int32_t *perm, ildl_csr *B)
+/* Largest row length of A (0 for no entries). */
+static int64_t max_row_len(const ildl_csr *A)
+{
+    int64_t m = 0;
+#pragma omp parallel for schedule(static) reduction(max : m)
+    for (int32_t i = 0; i < A->n; i++)
+        if (A->rowptr[i + 1] - A->rowptr[i] > m) m = A->rowptr[i + 1] - A->rowptr[i];
+    return m;
+}
+
+int ildl_csr_permute_src(const ildl_csr *A, const int32_t *perm, const int64_t *src, ildl_csr *B,
+                         int64_t *src_out)
 {
     int32_t n = A->n;
-    int64_t nnz = A->rowptr[n];
+    int st = ildl_csr_alloc(n, A->rowptr[n], B);
+    if (st) return st;
     int32_t *inv = ildl_malloc(sizeof(int32_t) * (size_t)n);
-    int64_t *rp = ildl_malloc(sizeof(int64_t) * ((size_t)n + 1));
-    int32_t *cj = ildl_malloc(sizeof(int32_t) * (size_t)nnz);
-    if (!inv || !rp || !cj) {
-        free(inv); free(rp); free(cj);
+    if (!inv) {
+        ildl_csr_free(B);
         return ILDL_ERR_OUT_OF_MEMORY;
     }
+#pragma omp parallel for schedule(static)
     for (int32_t k = 0; k < n; k++) inv[perm[k]] = k;
-    rp[0] = 0;
-    for (int32_t k = 0; k < n; k++) {
-        int32_t i = perm[k];
-        rp[k + 1] = rp[k] + (A->rowptr[i + 1] - A->rowptr[i]);
-        for (int64_t p = A->rowptr[i], q = rp[k]; p < A->rowptr[i + 1]; p++, q++) cj[q] = inv[A->col[p]];
+    for (int32_t k = 0; k < n; k++) /* O(n) prefix sum: cheaper serial than split */
+        B->rowptr[k + 1] = B->rowptr[k] + (A->rowptr[perm[k] + 1] - A->rowptr[perm[k]]);
+    int64_t maxrow = max_row_len(A);
+    if (maxrow > ROW_KEY_MAX_LEN) { /* as in ildl_csr_from_user */
+        free(inv);
+        ildl_csr_free(B);
+        return ILDL_ERR_DUPLICATE;
     }
-    /* values follow the unsorted permuted layout; from_user sorts them */
-    double *vv = ildl_malloc(sizeof(double) * (size_t)nnz);
-    if (!vv) {
-        free(inv); free(rp); free(cj);
+    int oom = 0;
+    /* one pass per row: gather, sort by (new column, position in A), write; rows are
+     * independent, so the thread count changes nothing */
+#pragma omp parallel
+    {
+        uint64_t *key = ildl_malloc(sizeof(uint64_t) * (size_t)(maxrow > 0 ? maxrow : 1));
+        if (!key) {
+#pragma omp atomic write
+            oom = 1;
+        }
+#pragma omp for schedule(dynamic, 4096)
+        for (int32_t k = 0; k < n; k++) {
+            if (!key) continue;
+            int32_t i = perm[k];
+            int64_t len = A->rowptr[i + 1] - A->rowptr[i], q = B->rowptr[k];
+            for (int64_t t = 0; t < len; t++) key[t] = row_key(inv[A->col[A->rowptr[i] + t]], t);
+            sort_keys(key, len);
+            for (int64_t t = 0; t < len; t++, q++) {
+                int64_t p = A->rowptr[i] + key_off(key[t]);
+                B->col[q] = key_col(key[t]);
+                B->val[q] = A->val[p];
+                if (src_out) src_out[q] = src ? src[p] : p;
+            }
+        }
+        free(key);
+    }
+    free(inv);
+    if (oom) {
+        ildl_csr_free(B);
         return ILDL_ERR_OUT_OF_MEMORY;
     }
-    for (int32_t k = 0; k < n; k++) {
-        int32_t i = perm[k];
-        memcpy(vv + rp[k], A->val + A->rowptr[i], sizeof(double) * (size_t)(A->rowptr[i + 1] - A->rowptr[i]));
-    }
-    int st = ildl_csr_from_user(n, rp, cj, vv, B, NULL);
-    free(inv); free(rp); free(cj); free(vv);
-    return st;
+    return ILDL_SUCCESS;
+}
+
+int ildl_csr_permute(const ildl_csr *A, const int32_t *perm, ildl_csr *B)
+{
+    return ildl_csr_permute_src(A, perm, NULL, B, NULL);
 }
 
 double ildl_csr_max_abs(const ildl_csr *A)

@@ -36,8 +36,15 @@ int ildl_csr_validate_entries(int32_t n, const int64_t *rowptr, const int32_t *c
                               char *msg, size_t msglen);
 int ildl_csr_validate_sorted(const ildl_csr *S, double sym_tol, char *msg, size_t msglen);
 
+/* ildl_csr_validate_sorted that also fills tmap[q] ([nnz]) with the slot of the transposed
+ * entry of slot q, which the symmetry check finds anyway (tmap is undefined on failure). */
+int ildl_csr_validate_sorted_tmap(const ildl_csr *S, double sym_tol, int64_t *tmap, char *msg,
+                                  size_t msglen);
+
 /* Build a sorted CSR copy of a caller's (validated) CSR; perm_out (optional, [nnz]) receives
- * for each sorted slot the index of the caller's entry it came from. */
+ * for each sorted slot the index of the caller's entry it came from. Equal columns keep the
+ * caller's order. ILDL_SUCCESS, ILDL_ERR_OUT_OF_MEMORY, or ILDL_ERR_DUPLICATE for a row of
+ * 2^32 or more entries (which, with n < 2^31, must repeat a column). */
 int ildl_csr_from_user(int32_t n, const int64_t *rowptr, const int32_t *col, const double *val,
                        ildl_csr *out, int64_t *perm_out);
 
@@ -46,6 +53,12 @@ void ildl_csr_matvec(const ildl_csr *A, const double *x, double *y);
 
 /* B = P A P^T with perm[new] = old (B row k is A row perm[k]); B sorted. */
 int ildl_csr_permute(const ildl_csr *A, const int32_t *perm, ildl_csr *B);
+
+/* ildl_csr_permute that also tracks where each entry came from: src_out[q] (optional,
+ * [nnz]) = src[p] for B's entry q taken from A's entry p, or p itself when src is NULL.
+ * A's rows need not be sorted; ties in a row are kept in A's order. */
+int ildl_csr_permute_src(const ildl_csr *A, const int32_t *perm, const int64_t *src, ildl_csr *B,
+                         int64_t *src_out);
 
 /* max |a_ij| (0 for an all-zero matrix). */
 double ildl_csr_max_abs(const ildl_csr *A);
