@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Render docs/benchmarks.md (and its SVG plots) from device results folders.
 
-usage: render_benchmarks.py DIR [DIR...] [--plots PLOTDIR] [--plots-rel REL]  -> markdown on stdout
+usage: render_benchmarks.py DIR [DIR...] [--plots PLOTDIR] [--plots-rel REL] [--note TEXT]...
+                                                                               -> markdown on stdout
        render_benchmarks.py DIR --summary                                      -> short table
 Each DIR may hold meta.json, bandwidth.json, bench.jsonl (bench/device-bench.sh: shared matrices),
 large.jsonl (bench/device-large.sh: generated problems) and baseline.jsonl (ildl-baseline).
@@ -297,6 +298,11 @@ def main():
         k = args.index("--plots-rel")
         rel = args[k + 1]
         del args[k:k + 2]
+    notes = []
+    while "--note" in args:  # where the rows come from, when the report joins several runs
+        k = args.index("--note")
+        notes.append(args[k + 1])
+        del args[k:k + 2]
     summary = "--summary" in args
     dirs = [a for a in args if not a.startswith("--")]
     meta, bw, small, large, base = load(dirs)
@@ -314,6 +320,8 @@ def main():
         print(f"- device: {meta.get('device')} (driver {meta.get('driver')}), built with {meta.get('cuda_build')}")
         print(f"- host: {meta.get('host_cpus')} CPU cores (the CPU backend uses all of them through OpenMP)")
         print(f"- date: {meta.get('date')}" + (f"; built from commit {meta['commit']}" if meta.get("commit") else ""))
+    for n in notes:
+        print(f"- {n}")
     if bw:
         print(f"- device-to-device copy bandwidth, measured in the same run: {bw['d2d_GBps']:.0f} GB/s "
               f"(read + write of {bw['copy_bytes'] >> 20} MiB, median of 11)")

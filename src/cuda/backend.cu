@@ -71,6 +71,8 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
                     (void *)c->d_tile_s};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++)
         if (ptrs[k]) cudaFree(ptrs[k]);
+    for (int k = 0; k < 4; k++)
+        if (c->ev[k]) cudaEventDestroy(c->ev[k]);
     free(c->chunk_r0);
     free(c->chunk_n);
     free(c->chunk_slots);
@@ -132,17 +134,42 @@ static int plan_chunks(ildl_cuda_ctx *c, const ildl_tiles *T, int32_t *rowbase, 
     return ILDL_SUCCESS;
 }
 
-/* Blocks of the persistent sync-free solve kernels: two per SM (their shared memory allows
- * two), fewer when there are fewer block rows. Fewer blocks were slower on the 1M-row control
- * matrix (perf-notes §8); ILDL_SF_BLOCKS overrides the count for such experiments. */
-static int syncfree_blocks(const ildl_cuda_ctx *c, const ildl_tiles *T)
+/* Warps per block of the forward and backward solve kernels: ILDL_SOLVE_WARPS="F,B" (4 or 8
+ * each) for experiments, else the defaults, the fastest measured at n = 1M (perf-notes §13). */
+static void solve_warps_default(int *wf, int *wb)
+{
+    const char *env = getenv("ILDL_SOLVE_WARPS");
+    int f = ILDL_SOLVE_WARPS_FORWARD, b = ILDL_SOLVE_WARPS_BACKWARD;
+    if (env && sscanf(env, "%d,%d", &f, &b) != 2) f = b = ILDL_SOLVE_WARPS_FORWARD;
+    *wf = solve_warps_valid(f) ? f : ILDL_SOLVE_WARPS_FORWARD;
+    *wb = solve_warps_valid(b) ? b : ILDL_SOLVE_WARPS_BACKWARD;
+}
+
+/* Blocks of the persistent sync-free solve kernels: as many as can be resident (the time
+ * per iteration falls in proportion to the rows in flight: perf-notes §13), fewer when there
+ * are fewer block rows; ILDL_SF_BLOCKS lowers the count for experiments. */
+static int syncfree_blocks(const ildl_cuda_ctx *c, int per_sm)
 {
     const char *env = getenv("ILDL_SF_BLOCKS");
-    int64_t cap = 2 * (int64_t)c->sm_count;
+    int64_t cap = (int64_t)(per_sm < 1 ? 1 : per_sm) * c->sm_count;
     int64_t b = env ? atol(env) : cap;
     if (b > cap) b = cap;
-    if (b > T->nb) b = T->nb;
+    if (b > c->nb) b = c->nb;
     return b < 1 ? 1 : (int)b;
+}
+
+/* Configure the solve kernels for wf (forward) and wb (backward) warps per block and size the
+ * sync-free grids. */
+static int set_solve_warps(ildl_cuda_ctx *c, int wf, int wb)
+{
+    int status = ILDL_SUCCESS, fwd = 0, bwd = 0;
+    CU(solve_configure(wf, wb, &fwd, &bwd));
+    c->solve_warps_f = wf;
+    c->solve_warps_b = wb;
+    c->sf_blocks_f = syncfree_blocks(c, fwd);
+    c->sf_blocks_b = syncfree_blocks(c, bwd);
+cleanup:
+    return status;
 }
 
 extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id,
@@ -175,11 +202,6 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         snprintf(c->name, sizeof c->name, "%s", prop.name);
         c->sm_count = prop.multiProcessorCount;
     }
-    /* the solve kernels stage a tile per warp: more than the default 48 KiB of shared memory */
-    CU(cudaFuncSetAttribute(k_forward_level, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SOLVE_SMEM_BYTES));
-    CU(cudaFuncSetAttribute(k_backward_level, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SOLVE_SMEM_BYTES));
-    CU(cudaFuncSetAttribute(k_forward_syncfree, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SOLVE_SMEM_BYTES));
-    CU(cudaFuncSetAttribute(k_backward_syncfree, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SOLVE_SMEM_BYTES));
     status = plan_chunks(c, T, rowbase, tile_rr, tile_s);
     if (status) goto cleanup;
     {
@@ -243,7 +265,15 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         c->level_ptr = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T->nlevels + 1));
         if (!c->level_ptr) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
         memcpy(c->level_ptr, T->level_ptr, sizeof(int32_t) * ((size_t)T->nlevels + 1));
-        c->sf_blocks = syncfree_blocks(c, T);
+        c->nb = T->nb;
+        if (getenv("ILDL_CUDA_PROFILE")) {
+            for (int k = 0; k < 4; k++) CU(cudaEventCreate(&c->ev[k]));
+            c->prof_solve = 1;
+        }
+        int wf, wb;
+        solve_warps_default(&wf, &wb);
+        status = set_solve_warps(c, wf, wb);
+        if (status) goto cleanup;
         c->n = T->n;
         CU(alloc(&c->d_q, (size_t)T->n, B));
         CU(alloc(&c->d_qs, (size_t)T->n, B));
@@ -431,30 +461,62 @@ cleanup:
 static int solve_device(ildl_cuda_ctx *c, double *x, cudaStream_t s)
 {
     int status = ILDL_SUCCESS;
+    const int WF = c->solve_warps_f, WB = c->solve_warps_b;
     if (c->schedule == ILDL_SCHEDULE_SYNCFREE) {
-        int blocks = c->sf_blocks;
+        /* ILDL_CUDA_PROFILE: time the two sweeps of a solve that is not being captured */
+        cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+        int prof = c->prof_solve && cudaStreamIsCapturing(s, &cap) == cudaSuccess &&
+                   cap == cudaStreamCaptureStatusNone;
+        if (prof) CU(cudaEventRecord(c->ev[0], s));
         k_syncfree_begin<<<1, 1, 0, s>>>(c->d_epoch, c->d_tickets);
         CU_LAUNCH();
-        k_forward_syncfree<<<blocks, SOLVE_WARPS * 32, SOLVE_SMEM_BYTES, s>>>(c->T, x, c->d_done_f, c->d_tickets, c->d_epoch);
+        solve_launch(WF, SOLVE_FORWARD_SYNCFREE, c->sf_blocks_f, s, c->T, NULL, x, c->d_done_f,
+                     c->d_tickets, c->d_epoch);
         CU_LAUNCH();
+        if (prof) CU(cudaEventRecord(c->ev[1], s));
         k_dsolve<<<(c->n + 255) / 256, 256, 0, s>>>(c->T, x);
         CU_LAUNCH();
-        k_backward_syncfree<<<blocks, SOLVE_WARPS * 32, SOLVE_SMEM_BYTES, s>>>(c->T, x, c->d_done_b, c->d_tickets + 1, c->d_epoch);
+        if (prof) CU(cudaEventRecord(c->ev[2], s));
+        solve_launch(WB, SOLVE_BACKWARD_SYNCFREE, c->sf_blocks_b, s, c->T, NULL, x, c->d_done_b,
+                     c->d_tickets + 1, c->d_epoch);
         CU_LAUNCH();
+        if (prof) {
+            float ms[3];
+            CU(cudaEventRecord(c->ev[3], s));
+            CU(cudaEventSynchronize(c->ev[3]));
+            for (int k = 0; k < 3; k++) CU(cudaEventElapsedTime(&ms[k], c->ev[k], c->ev[k + 1]));
+            fprintf(stderr, "ILDL_CUDA_PROFILE solve (warps %d+%d, blocks %d+%d): forward %.3f ms, "
+                    "D %.3f ms, backward %.3f ms\n", WF, WB, c->sf_blocks_f, c->sf_blocks_b, ms[0], ms[1], ms[2]);
+        }
         return ILDL_SUCCESS;
     }
     for (int32_t lev = 0; lev < c->nlevels; lev++) {
         int32_t r0 = c->level_ptr[lev], nr = c->level_ptr[lev + 1] - r0;
-        k_forward_level<<<nr, SOLVE_WARPS * 32, SOLVE_SMEM_BYTES, s>>>(c->T, c->d_level_rows + r0, x);
+        solve_launch(WF, SOLVE_FORWARD_LEVEL, nr, s, c->T, c->d_level_rows + r0, x, NULL, NULL, NULL);
         CU_LAUNCH();
     }
     k_dsolve<<<(c->n + 255) / 256, 256, 0, s>>>(c->T, x);
     CU_LAUNCH();
     for (int32_t lev = c->nlevels - 1; lev >= 0; lev--) {
         int32_t r0 = c->level_ptr[lev], nr = c->level_ptr[lev + 1] - r0;
-        k_backward_level<<<nr, SOLVE_WARPS * 32, SOLVE_SMEM_BYTES, s>>>(c->T, c->d_level_rows + r0, x);
+        solve_launch(WB, SOLVE_BACKWARD_LEVEL, nr, s, c->T, c->d_level_rows + r0, x, NULL, NULL, NULL);
         CU_LAUNCH();
     }
+cleanup:
+    return status;
+}
+
+extern "C" int ildl_cuda_set_solve_warps(ildl_cuda_ctx *c, int warps_forward, int warps_backward)
+{
+    int status = ILDL_SUCCESS;
+    if (!solve_warps_valid(warps_forward) || !solve_warps_valid(warps_backward)) return ILDL_ERR_INVALID_OPTION;
+    CU(cudaSetDevice(c->device));
+    if (c->solve_warps_f != warps_forward || c->solve_warps_b != warps_backward) {
+        status = set_solve_warps(c, warps_forward, warps_backward);
+        if (status) goto cleanup;
+        ildl_cuda_sqmr_free(c); /* captured graphs hold the old kernels */
+    }
+    return c->hostA ? ildl_cuda_sqmr_prepare(c) : ILDL_SUCCESS;
 cleanup:
     return status;
 }

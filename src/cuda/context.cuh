@@ -39,7 +39,11 @@ struct ildl_cuda_ctx {
     int factored;
     int schedule;          /* ILDL_SCHEDULE_SYNCFREE or ILDL_SCHEDULE_LEVELS */
     int sm_count;
-    int sf_blocks; /* grid of the sync-free solve kernels */
+    int nb;                /* block rows */
+    int solve_warps_f, solve_warps_b; /* warps per block of the forward/backward solve kernels */
+    int prof_solve;        /* ILDL_CUDA_PROFILE set: time the sweeps of uncaptured solves */
+    cudaEvent_t ev[4];
+    int sf_blocks_f, sf_blocks_b; /* grids of the sync-free solve kernels: as many blocks as fit */
     int *d_done_f, *d_done_b, *d_epoch, *d_tickets; /* sync-free solve flags */
     /* SQMR (sqmr.cu): device vectors, scalars, partial sums and the captured iteration */
     double *d_b, *d_x, *d_t, *d_qv, *d_d, *d_u, *d_xbest, *d_part;

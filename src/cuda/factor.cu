@@ -16,44 +16,6 @@
 
 /* ------------------------------------------------------------ tile helpers (block-wide) */
 
-/* out (ld 32) = stored tile t (mi x mj), zero elsewhere in the mi x mj window. */
-__device__ void d_tile_expand(const dev_tiles &T, int64_t t, int mi, int mj, double *out)
-{
-    int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
-    const double *v = T.val + T.off[t];
-    if (T.format[t] == ILDL_TILE_SPARSE) {
-        if (ty < mi && tx < mj) out[ty * LD + tx] = 0.0;
-        __syncthreads();
-        const uint16_t *ix = T.idx + T.off[t];
-        int64_t nz = T.nnz[t];
-        for (int64_t q = tid; q < nz; q += TILE) out[ix[q]] = v[q];
-    } else if (ty < mi && tx < mj) {
-        out[ty * LD + tx] = v[ty * mj + tx];
-    }
-    __syncthreads();
-}
-
-/* du = D_k u (see apply_d in src/cpu/factor.c). */
-__device__ void d_apply_d(const dev_tiles &T, int32_t k, int mk, int mj, const double *u,
-                          double *du)
-{
-    int l = threadIdx.y, c = threadIdx.x;
-    if (l < mk && c < mj) {
-        int32_t b = T.bstart[k];
-        int8_t ty = T.piv_type[b + l];
-        if (ty == 2 && l + 1 < mk) {
-            double d0 = T.d_diag[b + l], e = T.d_off[b + l];
-            du[l * LD + c] = d0 * u[l * LD + c] + e * u[(l + 1) * LD + c];
-        } else if (ty == 0 && l > 0 && T.piv_type[b + l - 1] == 2) {
-            double e = T.d_off[b + l - 1], d1 = T.d_diag[b + l];
-            du[l * LD + c] = e * u[(l - 1) * LD + c] + d1 * u[l * LD + c];
-        } else {
-            du[l * LD + c] = T.d_diag[b + l] * u[l * LD + c];
-        }
-    }
-    __syncthreads();
-}
-
 /* b -= u^T du; sym: only c >= r, mirrored. */
 __device__ void d_sub_utdu(int mk, int mi, int mj, const double *u, const double *du, double *b,
                            bool sym)
@@ -69,15 +31,115 @@ __device__ void d_sub_utdu(int mk, int mi, int mj, const double *u, const double
     __syncthreads();
 }
 
-__device__ void d_pull_update(const dev_tiles &T, int64_t tki, int64_t tkj, int mi, int mj,
-                              double *b, double *su, double *sdu)
+/* This thread's share of stored tile t: the (ty, tx) entry of a dense tile, entry tid of a
+ * sparse one (p = its place, ld 32; p < 0: none). Reads global memory only, so a caller can
+ * issue the reads of several tiles before it waits for any of them. */
+struct tile_share { double v; int p; };
+
+__device__ __forceinline__ tile_share d_tile_fetch(const dev_tiles &T, int64_t t, int mi, int mj, bool sparse)
 {
+    int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
+    tile_share r = {0.0, -1};
+    const int64_t o = T.off[t];
+    if (sparse) {
+        if (tid < T.nnz[t]) { r.p = T.idx[o + tid]; r.v = T.val[o + tid]; }
+    } else if (ty < mi && tx < mj) {
+        r.p = ty * LD + tx;
+        r.v = T.val[o + ty * mj + tx];
+    }
+    return r;
+}
+
+/* One update b -= U_ki^T D_k U_kj as read from global memory into registers (d_pull_fetch),
+ * then applied (d_pull_commit): both tiles and D_k are requested at once, one memory latency
+ * per update instead of one per tile and one for D_k. (Fetching the next update while applying
+ * the current one gained nothing measurable: perf-notes §13.) */
+struct pull_fetch {
+    tile_share pi, pj;     /* this thread's share of U_ki and U_kj */
+    double dd, e;          /* row l = ty of D_k: diagonal, and the off-diagonal of a 2x2 */
+    int mk, mode;          /* rows of block k; row l is 1x1 (0), first (1) / second (2) of a 2x2 */
+    bool same, si_sparse, sj_sparse;
+};
+
+/* Read the update of tiles tki = (k,i) and tkj = (k,j) (tki == tkj: the symmetric diagonal
+ * update) into f: only global reads, no barrier. */
+__device__ __forceinline__ void d_pull_fetch(const dev_tiles &T, int64_t tki, int64_t tkj, int mi, int mj,
+                                             pull_fetch *f)
+{
+    int l = threadIdx.y;
     int32_t k = T.row[tki];
-    int mk = dev_bsize(T, k);
-    d_tile_expand(T, tkj, mk, mj, su);
-    d_apply_d(T, k, mk, mj, su, sdu);
-    if (tki != tkj) d_tile_expand(T, tki, mk, mi, su);
-    d_sub_utdu(mk, mi, mj, su, sdu, b, tki == tkj);
+    f->same = tki == tkj;
+    f->mk = dev_bsize(T, k);
+    f->sj_sparse = T.format[tkj] == ILDL_TILE_SPARSE;
+    f->si_sparse = !f->same && T.format[tki] == ILDL_TILE_SPARSE;
+    f->pj = d_tile_fetch(T, tkj, f->mk, mj, f->sj_sparse);
+    f->pi.v = 0.0;
+    f->pi.p = -1;
+    if (!f->same) f->pi = d_tile_fetch(T, tki, f->mk, mi, f->si_sparse);
+    f->mode = 0;
+    f->dd = f->e = 0.0;
+    if (l < f->mk) {
+        int32_t bk = T.bstart[k];
+        int8_t ty = T.piv_type[bk + l];
+        f->dd = T.d_diag[bk + l];
+        if (ty == 2 && l + 1 < f->mk) {
+            f->mode = 1;
+            f->e = T.d_off[bk + l];
+        } else if (ty == 0 && l > 0 && T.piv_type[bk + l - 1] == 2) {
+            f->mode = 2;
+            f->e = T.d_off[bk + l - 1];
+        }
+    }
+}
+
+/* Apply a fetched update: b -= U_ki^T D_k U_kj (sym: only the upper half, mirrored), the
+ * update of apply_d and sub_utdu in src/cpu/factor.c in the same order per entry. su holds
+ * U_ki (unused when same), sj U_kj, sdu D_k U_kj. Block-wide; ends with a barrier. */
+__device__ void d_pull_commit(const pull_fetch &f, int mi, int mj, double *b, double *su, double *sj,
+                              double *sdu)
+{
+    int l = threadIdx.y, c = threadIdx.x, mk = f.mk;
+    /* the windows: a dense tile's entries, zeros under a sparse one */
+    if (l < mk && c < mj) sj[l * LD + c] = f.sj_sparse ? 0.0 : f.pj.v;
+    if (!f.same && l < mk && c < mi) su[l * LD + c] = f.si_sparse ? 0.0 : f.pi.v;
+    __syncthreads();
+    if (f.sj_sparse || f.si_sparse) {
+        if (f.sj_sparse && f.pj.p >= 0) sj[f.pj.p] = f.pj.v;
+        if (f.si_sparse && f.pi.p >= 0) su[f.pi.p] = f.pi.v;
+        __syncthreads();
+    }
+    /* du = D_k u */
+    if (l < mk && c < mj) {
+        double v;
+        if (f.mode == 1) v = f.dd * sj[l * LD + c] + f.e * sj[(l + 1) * LD + c];
+        else if (f.mode == 2) v = f.e * sj[(l - 1) * LD + c] + f.dd * sj[l * LD + c];
+        else v = f.dd * sj[l * LD + c];
+        sdu[l * LD + c] = v;
+    }
+    __syncthreads();
+    d_sub_utdu(mk, mi, mj, f.same ? sj : su, sdu, b, f.same);
+}
+
+/* The next k < i present in both block columns i and j, from positions qi < ei, qj < ej of
+ * col_tiles (advanced past it): its tiles (k,i) and (k,j); false when there is none. */
+__device__ __forceinline__ bool d_next_common(const dev_tiles &T, int32_t i, int64_t *qi, int64_t ei, int64_t *qj,
+                                              int64_t ej, int64_t *ti, int64_t *tj)
+{
+    while (*qi < ei && *qj < ej) {
+        int64_t a = T.col_tiles[*qi], b = T.col_tiles[*qj];
+        int32_t ki = T.row[a], kj = T.row[b];
+        if (ki >= i || kj >= i) return false;
+        if (ki < kj) (*qi)++;
+        else if (kj < ki) (*qj)++;
+        else {
+            *ti = a;
+            *tj = b;
+            (*qi)++;
+            (*qj)++;
+            return true;
+        }
+    }
+    return false;
 }
 
 /* b (zeroed) += A's entries of tile t; sym mirrors. */
@@ -117,10 +179,11 @@ __global__ void __launch_bounds__(1024) k_phase_a_diag(dev_tiles T, factor_param
 
     d_zero_tile(W);
     d_load_a(T, t0, true, W);
-    for (int64_t q = T.col_ptr[i]; q < T.col_ptr[i + 1]; q++) {
-        int64_t t = T.col_tiles[q];
-        if (T.row[t] >= i) break;
-        d_pull_update(T, t, t, mi, mi, W, sU, sDU);
+    /* the tiles (k,i), k < i, in k ascending */
+    for (int64_t q = T.col_ptr[i]; q < T.col_diag[i]; q++) {
+        pull_fetch f;
+        d_pull_fetch(T, T.col_tiles[q], T.col_tiles[q], mi, mi, &f);
+        d_pull_commit(f, mi, mi, W, sU, sU, sDU);
     }
     dense_params_d dp;
     dp.pivot_tol = prm.pivot_tol;
@@ -152,12 +215,13 @@ __global__ void __launch_bounds__(1024) k_phase_a_diag(dev_tiles T, factor_param
 
 /* A2, one block per off-diagonal tile of the chunk: updates from the rows k < i present in
  * block columns i and j, rows into pivot order, U_ij = D_i^-1 U_ii^-T B. */
-__global__ void __launch_bounds__(1024) k_phase_a_offdiag(dev_tiles T, const int32_t *rows,
+/* (two blocks per SM: the register cap costs a few spilled bytes and gains 10-20%, perf-notes §13) */
+__global__ void __launch_bounds__(1024, 2) k_phase_a_offdiag(dev_tiles T, const int32_t *rows,
                                                           const int32_t *rowbase, const int32_t *tile_rr,
                                                           const int32_t *tile_s, double *inflight,
                                                           const dense_res *res_in)
 {
-    __shared__ double W[TILE], sU[TILE], sDU[TILE], sB[TILE];
+    __shared__ double W[TILE], sU[TILE], sJ[TILE], sDU[TILE], sB[TILE];
     __shared__ dense_res res;
     int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
     int32_t rr = tile_rr[blockIdx.x], s = tile_s[blockIdx.x];
@@ -178,17 +242,12 @@ __global__ void __launch_bounds__(1024) k_phase_a_offdiag(dev_tiles T, const int
     d_load_a(T, t, false, sB);
     int64_t qi = T.col_ptr[i], ei = T.col_ptr[i + 1];
     int64_t qj = T.col_ptr[j], ej = T.col_ptr[j + 1];
-    while (qi < ei && qj < ej) {
-        int64_t ti = T.col_tiles[qi], tj = T.col_tiles[qj];
-        int32_t ki = T.row[ti], kj = T.row[tj];
-        if (ki >= i || kj >= i) break;
-        if (ki < kj) qi++;
-        else if (kj < ki) qj++;
-        else {
-            d_pull_update(T, ti, tj, mi, mj, sB, sU, sDU);
-            qi++;
-            qj++;
-        }
+    /* the k < i in both block columns, in k ascending */
+    int64_t ti, tj;
+    while (d_next_common(T, i, &qi, ei, &qj, ej, &ti, &tj)) {
+        pull_fetch f;
+        d_pull_fetch(T, ti, tj, mi, mj, &f);
+        d_pull_commit(f, mi, mj, sB, sU, sJ, sDU);
     }
     /* rows into pivot order */
     double v = 0.0;
@@ -196,12 +255,14 @@ __global__ void __launch_bounds__(1024) k_phase_a_offdiag(dev_tiles T, const int
     __syncthreads();
     if (ty < mi && tx < mj) sB[ty * LD + tx] = v;
     __syncthreads();
-    /* U^T forward substitution, one thread per column (as ildl_dense_solve_offdiag) */
-    if (ty == 0 && tx < mj) {
-        for (int r = 1; r < mi; r++)
-            for (int q = 0; q < r; q++) sB[r * LD + tx] -= W[q * LD + r] * sB[q * LD + tx];
+    /* U^T forward substitution: once row q is final, every later row r takes its term
+     * q at once (thread (r, c)); each entry still subtracts its terms in q ascending, the
+     * order of ildl_dense_solve_offdiag, in mi barrier steps instead of one thread per column
+     * running mi^2/2 dependent steps. */
+    for (int q = 0; q + 1 < mi; q++) {
+        if (ty > q && ty < mi && tx < mj) sB[ty * LD + tx] -= W[q * LD + ty] * sB[q * LD + tx];
+        __syncthreads();
     }
-    __syncthreads();
     if (ty < mi && tx < mj) {
         if (res.type[ty] == 1) {
             sB[ty * LD + tx] /= res.d_diag[ty];
@@ -479,12 +540,41 @@ __device__ int d_compress(bool present, double val, uint16_t *ix, double *v, int
     return total;
 }
 
+/* This thread's share of a stored tile t = (k,i) whose columns are to go into block i's pivot
+ * order: a sparse tile's entry tid (p: its index, < 0: none), or the dense entry that moves to
+ * (ty, tx), i.e. (ty, perm[tx]). Global reads only. */
+struct colperm_fetch {
+    int64_t off;
+    double v;
+    int p, mk;
+    bool sparse;
+};
+
+__device__ __forceinline__ void d_colperm_fetch(const dev_tiles &T, int64_t t, int mi, const int *perm,
+                                                colperm_fetch *f)
+{
+    int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
+    f->off = T.off[t];
+    f->mk = dev_bsize(T, T.row[t]);
+    f->sparse = T.format[t] == ILDL_TILE_SPARSE;
+    f->v = 0.0;
+    f->p = -1;
+    if (f->sparse) {
+        if (tid < T.nnz[t]) {
+            f->p = T.idx[f->off + tid];
+            f->v = T.val[f->off + tid];
+        }
+    } else if (ty < f->mk && tx < mi) {
+        f->v = T.val[f->off + ty * mi + perm[tx]];
+    }
+}
+
 __global__ void __launch_bounds__(1024) k_phase_c(dev_tiles T, const int32_t *rows,
                                                   const int32_t *rowbase, double *inflight,
                                                   const int64_t *need, factor_state *st)
 {
     __shared__ double sB[TILE];
-    __shared__ int rowcnt[LD], rowoff[LD + 1], iperm[LD];
+    __shared__ int rowcnt[LD], rowoff[LD + 1], iperm[LD], sperm[LD];
     __shared__ unsigned char occ[TILE];
     int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
     int32_t i = rows[blockIdx.x];
@@ -497,11 +587,13 @@ __global__ void __launch_bounds__(1024) k_phase_c(dev_tiles T, const int32_t *ro
     /* the diagonal tile as dense strict upper part */
     if (ty < mi && tx < mi) T.val[T.off[t0] + ty * mi + tx] = (tx > ty) ? slot[tid] : 0.0;
 
+    double next = nt > 1 ? slot[TILE + tid] : 0.0; /* each in-flight tile read one step ahead */
     for (int64_t s = 1; s < nt; s++) {
         int64_t t = t0 + s;
         int mj = dev_bsize(T, T.col[t]);
         double *v = T.val + T.off[t];
-        sB[tid] = slot[s * TILE + tid];
+        sB[tid] = next;
+        if (s + 1 < nt) next = slot[(s + 1) * TILE + tid];
         __syncthreads();
         if (T.format[t] == ILDL_TILE_SPARSE) {
             int64_t keep = T.nnz[t];
@@ -522,31 +614,32 @@ __global__ void __launch_bounds__(1024) k_phase_c(dev_tiles T, const int32_t *ro
     /* columns of the tiles (k,i), k < i, into block i's pivot order; a sparse tile is expanded
      * into shared memory at its new positions and compressed again, which leaves its entries
      * in ascending index order as the reference's insertion sort does */
-    if (tid < mi) iperm[perm[tid]] = tid;
+    if (tid < mi) {
+        iperm[perm[tid]] = tid;
+        sperm[tid] = perm[tid];
+    }
     __syncthreads();
-    for (int64_t q = T.col_ptr[i]; q < T.col_ptr[i + 1]; q++) {
-        int64_t t = T.col_tiles[q];
-        if (T.row[t] >= i) break;
-        int mk = dev_bsize(T, T.row[t]);
-        double *v = T.val + T.off[t];
-        if (T.format[t] == ILDL_TILE_SPARSE) {
-            uint16_t *ix = T.idx + T.off[t];
-            int64_t nzt = T.nnz[t];
+    /* the tiles (k,i), k < i; each one's values read while the previous one is rewritten */
+    int64_t q = T.col_ptr[i], qend = T.col_diag[i];
+    colperm_fetch nextc;
+    if (q < qend) d_colperm_fetch(T, T.col_tiles[q], mi, sperm, &nextc);
+    while (q < qend) {
+        colperm_fetch cur = nextc;
+        if (++q < qend) d_colperm_fetch(T, T.col_tiles[q], mi, sperm, &nextc);
+        __syncthreads(); /* every thread has read tile cur (and the last one's shared memory is free) */
+        double *v = T.val + cur.off;
+        if (cur.sparse) {
             occ[tid] = 0;
             __syncthreads();
-            for (int64_t e = tid; e < nzt; e += TILE) {
-                int o = ix[e], n = (o & ~31) | iperm[o & 31];
-                sB[n] = v[e];
+            if (cur.p >= 0) {
+                int n = (cur.p & ~31) | iperm[cur.p & 31];
+                sB[n] = cur.v;
                 occ[n] = 1;
             }
             __syncthreads();
-            d_compress(occ[tid] != 0, sB[tid], ix, v, rowcnt, rowoff);
-        } else {
-            double x = 0.0;
-            if (ty < mk && tx < mi) x = v[ty * mi + perm[tx]];
-            __syncthreads();
-            if (ty < mk && tx < mi) v[ty * mi + tx] = x;
-            __syncthreads();
+            d_compress(occ[tid] != 0, sB[tid], T.idx + cur.off, v, rowcnt, rowoff);
+        } else if (ty < cur.mk && tx < mi) {
+            v[ty * mi + tx] = cur.v;
         }
     }
 }

@@ -33,19 +33,23 @@ __global__ void k_phase_b_atomic_end(dev_tiles T, int64_t nslots, factor_state *
 __global__ void k_phase_c(dev_tiles T, const int32_t *rows, const int32_t *rowbase,
                           double *inflight, const int64_t *need, factor_state *st);
 
-/* Level-scheduled solve kernels (solve.cu). */
-__global__ void k_forward_level(dev_tiles T, const int32_t *rows, double *x);
-__global__ void k_backward_level(dev_tiles T, const int32_t *rows, double *x);
+/* Block triangular solves (solve.cu). A block of `warps` warps (4 or 8, per direction) takes a
+ * block row; its off-diagonal tiles are spread over the warps and their sums combined in tile
+ * order, so the count changes the speed, not the result. */
 __global__ void k_dsolve(dev_tiles T, double *x);
 __global__ void k_syncfree_begin(int *epoch, int *tickets);
-__global__ void k_forward_syncfree(dev_tiles T, double *x, int *done, int *ticket, const int *epoch);
-__global__ void k_backward_syncfree(dev_tiles T, double *x, int *done, int *ticket, const int *epoch);
-/* Warps per block of the solve kernels: block row i's off-diagonal tiles are spread over them. */
-#define SOLVE_WARPS 8
-/* Tiles whose partial sums a solve block keeps before combining them (more: several groups). */
-#define SOLVE_PARTS 64
-/* Dynamic shared memory of the solve kernels: a staged tile per warp, the diagonal tile and
- * the partial sums. */
-#define SOLVE_SMEM_BYTES (((size_t)SOLVE_WARPS * 32 * 33 + 32 * 32 + SOLVE_PARTS * 32) * sizeof(double))
+enum { SOLVE_FORWARD_LEVEL, SOLVE_BACKWARD_LEVEL, SOLVE_FORWARD_SYNCFREE, SOLVE_BACKWARD_SYNCFREE };
+/* Warps per solve block unless ILDL_SOLVE_WARPS="F,B" says otherwise: 4 and 4 was the fastest
+ * at n = 1M (more, smaller blocks resident: perf-notes §13). */
+#define ILDL_SOLVE_WARPS_FORWARD 4
+#define ILDL_SOLVE_WARPS_BACKWARD 4
+int solve_warps_valid(int warps);
+/* Raise the solve kernels' shared-memory limits for warps_f (forward) and warps_b (backward)
+ * warps per block; how many blocks of the sync-free kernels fit on one SM. */
+cudaError_t solve_configure(int warps_f, int warps_b, int *fwd_per_sm, int *bwd_per_sm);
+/* Launch solve kernel `kind` (SOLVE_*) of `warps` warps on `grid` blocks (level kinds: one
+ * block per entry of rows; sync-free kinds: rows unused). Check with cudaGetLastError. */
+void solve_launch(int warps, int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
+                  double *x, int *done, int *ticket, const int *epoch);
 
 #endif

@@ -1,12 +1,15 @@
-/* solve.cu -- block triangular solves with U^T D U on the GPU, one block of SOLVE_WARPS warps
- * per block row (a warp per off-diagonal tile, sums combined in tile order),
- * mirroring src/cpu/solve.c entry for entry (same summation orders), in two schedules:
+/* solve.cu -- block triangular solves with U^T D U on the GPU, mirroring src/cpu/solve.c entry
+ * for entry (same summation orders), in two schedules:
  *
  *  levels     one launch per level and direction (the reference schedule);
  *  sync-free  one persistent launch per direction: blocks take block rows by an atomic
  *             ticket in level order, wait for the rows they depend on through per-row
  *             done flags (epoch-stamped, so nothing is reset between applications), and
  *             publish their own row with a fence followed by the flag.
+ *
+ * A block of W warps takes a block row: each warp stages an off-diagonal tile in shared memory
+ * before it waits for the row the tile depends on, and warp 0 combines the partial sums in tile
+ * order, so W (4 or 8, per direction) changes the speed, never a bit of the result.
  *
  * A row's arithmetic is the same in both schedules and reads only final values, so both give
  * bit-identical results; the sync-free one removes the per-level launch gaps that dominate
@@ -49,20 +52,26 @@ template <bool SF> __device__ __forceinline__ double ld_dep(const double *p)
 #define SLD 33 /* padded leading dimension of a staged tile: no bank conflicts either way */
 #define STILE (LD * SLD)
 
+/* Tiles whose partial sums a block keeps before combining them (a row with more tiles is done
+ * in several groups, a barrier each). Forward: few, since its blocks are small and many; the
+ * backward blocks have room for more (perf-notes §13). */
+#define PARTS_FORWARD 16
+#define PARTS_BACKWARD 64
+
 /* What a warp needs to know about one off-diagonal tile of the row being solved, gathered by
  * the whole block at once before any warp waits: staging then costs one dependent load (the
  * values) instead of three (tile index, offset and format, values). */
-struct tile_meta {
-    int64_t off[SOLVE_PARTS];
-    int32_t nnz[SOLVE_PARTS], dep[SOLVE_PARTS], dep0[SOLVE_PARTS], depm[SOLVE_PARTS];
-    uint8_t sparse[SOLVE_PARTS];
+template <int P> struct tile_meta {
+    int64_t off[P];
+    int32_t nnz[P], dep[P], dep0[P], depm[P];
+    uint8_t sparse[P];
 };
 
 /* Fill meta for `count` tiles starting at position `first`: of block column i's list
  * (col_tiles) for the forward solve, of block row i's tiles for the backward solve; dep is the
  * other block (row k forward, column j backward). Block-wide, ends with a barrier. */
-template <bool FORWARD>
-__device__ __forceinline__ void gather_meta(const dev_tiles &T, int64_t first, int count, tile_meta *m)
+template <bool FORWARD, int P>
+__device__ __forceinline__ void gather_meta(const dev_tiles &T, int64_t first, int count, tile_meta<P> *m)
 {
     for (int k = threadIdx.x; k < count; k += blockDim.x) {
         int64_t t = FORWARD ? T.col_tiles[first + k] : first + k;
@@ -80,7 +89,8 @@ __device__ __forceinline__ void gather_meta(const dev_tiles &T, int64_t first, i
 
 /* Stage tile k of meta (mr x mc) into us (ld SLD) as dense, by one warp; sparse tiles get
  * zeros where nothing is stored. Returns 1 for a sparse tile. */
-__device__ __forceinline__ int stage_tile(const dev_tiles &T, const tile_meta *m, int k, int mr, int mc,
+template <int P>
+__device__ __forceinline__ int stage_tile(const dev_tiles &T, const tile_meta<P> *m, int k, int mr, int mc,
                                           double *us)
 {
     int lane = threadIdx.x & 31;
@@ -108,8 +118,8 @@ __device__ __forceinline__ int stage_tile(const dev_tiles &T, const tile_meta *m
 /* Lane c of one warp: s_c = sum_l U_t(l,c) x_k(l) over l ascending for tile t = (k,i) (mk x mi);
  * a sparse tile adds only its stored (nonzero) entries, a dense one every entry: exactly the
  * CPU's two loops. */
-template <bool SF>
-__device__ __forceinline__ double tile_tmatvec(const dev_tiles &T, const tile_meta *m, int q, int mi,
+template <bool SF, int P>
+__device__ __forceinline__ double tile_tmatvec(const dev_tiles &T, const tile_meta<P> *m, int q, int mi,
                                                const double *x, double *us, const int *done, int epoch)
 {
     int c = threadIdx.x & 31;
@@ -127,8 +137,8 @@ __device__ __forceinline__ double tile_tmatvec(const dev_tiles &T, const tile_me
 }
 
 /* Lane r of one warp: s_r = sum_c U_t(r,c) x_j(c) over c ascending for tile t = (i,j). */
-template <bool SF>
-__device__ __forceinline__ double tile_matvec(const dev_tiles &T, const tile_meta *m, int q, int mi,
+template <bool SF, int P>
+__device__ __forceinline__ double tile_matvec(const dev_tiles &T, const tile_meta<P> *m, int q, int mi,
                                               const double *x, double *us, const int *done, int epoch)
 {
     int r = threadIdx.x & 31;
@@ -145,18 +155,20 @@ __device__ __forceinline__ double tile_matvec(const dev_tiles &T, const tile_met
     return s;
 }
 
-/* x_i <- U_ii^-T (x_i - sum_k U_ki^T x_k) by the SOLVE_WARPS warps of a block: warp w takes
- * tiles w, w + W, ... of each group of SOLVE_PARTS tiles at its own pace (no barrier between
- * its tiles, so one warp's wait does not hold the others); warp 0 then subtracts the group's
- * sums in tile order (the CPU's order, so the bits do not depend on W) and finally
- * substitutes with U_ii. Shared memory: SOLVE_SMEM_BYTES. */
-template <bool SF>
+/* x_i <- U_ii^-T (x_i - sum_k U_ki^T x_k) by the W warps of a block: warp w takes tiles
+ * w, w + W, ... of each group of PARTS_FORWARD tiles at its own pace (no barrier between its
+ * tiles, so one warp's wait does not hold the others); warp 0 then subtracts the group's sums
+ * in tile order (the CPU's order, so the bits do not depend on W) and finally substitutes with
+ * U_ii. The tiles are in k ascending, so the rows finished last (nearest to i) come last.
+ * Shared memory (smem_bytes): a staging tile per warp, U_ii, the partial sums. */
+template <int W, bool SF>
 __device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *smem, const int *done,
                             int epoch)
 {
-    __shared__ tile_meta meta;
+    constexpr int P = PARTS_FORWARD;
+    __shared__ tile_meta<P> meta;
     int w = threadIdx.x >> 5, c = threadIdx.x & 31;
-    double *us = smem + w * STILE, *ud = smem + SOLVE_WARPS * STILE, *part = ud + TILE;
+    double *us = smem + w * STILE, *ud = smem + W * STILE, *part = ud + TILE;
     int mi = dev_bsize(T, i);
     double *xi = x + T.bstart[i];
     double xv = (w == 0 && c < mi) ? ld_dep<SF>(xi + c) : 0.0;
@@ -164,10 +176,10 @@ __device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *sm
     if (w == 0) /* U_ii for the end, loaded now */
         for (int e = c; e < mi * mi; e += LD) ud[e] = dev_val(T, u0 + e);
     int64_t q0 = T.col_ptr[i], qend = T.col_diag[i];
-    for (int64_t cb = q0; cb < qend; cb += SOLVE_PARTS) {
-        int ng = (int)(qend - cb < SOLVE_PARTS ? qend - cb : SOLVE_PARTS);
+    for (int64_t cb = q0; cb < qend; cb += P) {
+        int ng = (int)(qend - cb < P ? qend - cb : P);
         gather_meta<true>(T, cb, ng, &meta);
-        for (int q = w; q < ng; q += SOLVE_WARPS)
+        for (int q = w; q < ng; q += W)
             part[q * LD + c] = tile_tmatvec<SF>(T, &meta, q, mi, x, us, done, epoch);
         __syncthreads();
         if (w == 0)
@@ -188,25 +200,32 @@ __device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *sm
     __syncwarp();
 }
 
-/* x_i <- U_ii^-1 (x_i - sum_j U_ij x_j), tiles split over warps as in row_forward. */
-template <bool SF>
+/* x_i <- U_ii^-1 (x_i - sum_j U_ij x_j), tiles split over the warps as in row_forward, but each
+ * warp takes its tiles from the end of the group: the tiles are in j ascending, and the rows
+ * nearest to i, which the backward sweep finishes last, come first; taking them last lets a
+ * warp finish the others while it would otherwise wait (the sums are still combined in tile
+ * order). U_ii is staged with ld SLD: lane r reads row r, and an unpadded 32-column tile
+ * would put every lane on one bank. */
+template <int W, bool SF>
 __device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *smem, const int *done,
                              int epoch)
 {
-    __shared__ tile_meta meta;
+    constexpr int P = PARTS_BACKWARD;
+    __shared__ tile_meta<P> meta;
     int w = threadIdx.x >> 5, r = threadIdx.x & 31;
-    double *us = smem + w * STILE, *ud = smem + SOLVE_WARPS * STILE, *part = ud + TILE;
+    double *us = smem + w * STILE, *ud = smem + W * STILE, *part = ud + STILE;
     int mi = dev_bsize(T, i);
     double *xi = x + T.bstart[i];
     double xv = (w == 0 && r < mi) ? ld_dep<SF>(xi + r) : 0.0;
     const int64_t u0 = T.off[T.row_ptr[i]];
     if (w == 0) /* U_ii for the end, loaded now */
-        for (int e = r; e < mi * mi; e += LD) ud[e] = dev_val(T, u0 + e);
+        for (int rr = 0; rr < mi; rr++)
+            if (r < mi) ud[rr * SLD + r] = dev_val(T, u0 + (int64_t)rr * mi + r);
     int64_t t0 = T.row_ptr[i] + 1, tend = T.row_ptr[i + 1];
-    for (int64_t cb = t0; cb < tend; cb += SOLVE_PARTS) {
-        int ng = (int)(tend - cb < SOLVE_PARTS ? tend - cb : SOLVE_PARTS);
+    for (int64_t cb = t0; cb < tend; cb += P) {
+        int ng = (int)(tend - cb < P ? tend - cb : P);
         gather_meta<false>(T, cb, ng, &meta);
-        for (int q = w; q < ng; q += SOLVE_WARPS)
+        for (int q = ng - 1 - w; q >= 0; q -= W)
             part[q * LD + r] = tile_matvec<SF>(T, &meta, q, mi, x, us, done, epoch);
         __syncthreads();
         if (w == 0)
@@ -220,7 +239,7 @@ __device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *s
     for (int c = mi - 1; c >= 0; c--) {
         if (r == c) xv -= s;
         double xc = __shfl_sync(0xffffffffu, xv, c);
-        if (r < c) s += ud[r * mi + c] * xc;
+        if (r < c) s += ud[r * SLD + c] * xc;
     }
     if (r < mi) xi[r] = xv;
     __syncwarp();
@@ -228,16 +247,16 @@ __device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *s
 
 /* ------------------------------------------------------------ level schedule */
 
-__global__ void __launch_bounds__(SOLVE_WARPS * 32, 2) k_forward_level(dev_tiles T, const int32_t *rows, double *x)
+template <int W> __global__ void __launch_bounds__(W * 32) k_forward_level(dev_tiles T, const int32_t *rows, double *x)
 {
     extern __shared__ double smem[];
-    row_forward<false>(T, rows[blockIdx.x], x, smem, NULL, 0);
+    row_forward<W, false>(T, rows[blockIdx.x], x, smem, NULL, 0);
 }
 
-__global__ void __launch_bounds__(SOLVE_WARPS * 32, 2) k_backward_level(dev_tiles T, const int32_t *rows, double *x)
+template <int W> __global__ void __launch_bounds__(W * 32) k_backward_level(dev_tiles T, const int32_t *rows, double *x)
 {
     extern __shared__ double smem[];
-    row_backward<false>(T, rows[blockIdx.x], x, smem, NULL, 0);
+    row_backward<W, false>(T, rows[blockIdx.x], x, smem, NULL, 0);
 }
 
 /* ------------------------------------------------------------ sync-free schedule */
@@ -259,8 +278,9 @@ __device__ __forceinline__ int sf_take(int *ticket, int *slot)
     return *slot;
 }
 
-__global__ void __launch_bounds__(SOLVE_WARPS * 32, 2) k_forward_syncfree(dev_tiles T, double *x, int *done,
-                                                                       int *ticket, const int *epoch)
+template <int W>
+__global__ void __launch_bounds__(W * 32) k_forward_syncfree(dev_tiles T, double *x, int *done, int *ticket,
+                                                            const int *epoch)
 {
     extern __shared__ double smem[];
     __shared__ int slot;
@@ -269,13 +289,14 @@ __global__ void __launch_bounds__(SOLVE_WARPS * 32, 2) k_forward_syncfree(dev_ti
         int t = sf_take(ticket, &slot);
         if (t >= T.nb) break;
         int32_t i = T.level_rows[t];
-        row_forward<true>(T, i, x, smem, done, ep);
+        row_forward<W, true>(T, i, x, smem, done, ep);
         if (threadIdx.x < 32) sf_publish(done, i, ep);
     }
 }
 
-__global__ void __launch_bounds__(SOLVE_WARPS * 32, 2) k_backward_syncfree(dev_tiles T, double *x, int *done,
-                                                                        int *ticket, const int *epoch)
+template <int W>
+__global__ void __launch_bounds__(W * 32) k_backward_syncfree(dev_tiles T, double *x, int *done, int *ticket,
+                                                             const int *epoch)
 {
     extern __shared__ double smem[];
     __shared__ int slot;
@@ -284,9 +305,71 @@ __global__ void __launch_bounds__(SOLVE_WARPS * 32, 2) k_backward_syncfree(dev_t
         int t = sf_take(ticket, &slot);
         if (t >= T.nb) break;
         int32_t i = T.level_rows[T.nb - 1 - t];
-        row_backward<true>(T, i, x, smem, done, ep);
+        row_backward<W, true>(T, i, x, smem, done, ep);
         if (threadIdx.x < 32) sf_publish(done, i, ep);
     }
+}
+
+/* ------------------------------------------------------------ host side */
+
+/* Dynamic shared memory of a solve kernel of W warps: a staged tile per warp, U_ii, the
+ * partial sums. */
+template <int W> static size_t smem_bytes(bool forward)
+{
+    size_t doubles = forward ? (size_t)W * STILE + TILE + PARTS_FORWARD * LD
+                             : ((size_t)W + 1) * STILE + PARTS_BACKWARD * LD;
+    return doubles * sizeof(double);
+}
+
+static cudaError_t set_smem(const void *kernel, size_t bytes)
+{
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    if (e == cudaSuccess) /* as much shared memory as the SM has: more resident blocks */
+        e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                 (int)cudaSharedmemCarveoutMaxShared);
+    return e;
+}
+
+/* Raise the shared-memory limits of the kernels of one direction with W warps; *per_sm: how many
+ * blocks of its sync-free kernel fit on one SM. */
+template <int W> static cudaError_t configure_w(bool forward, int *per_sm)
+{
+    size_t b = smem_bytes<W>(forward);
+    const void *lk = forward ? (const void *)k_forward_level<W> : (const void *)k_backward_level<W>;
+    const void *sk = forward ? (const void *)k_forward_syncfree<W> : (const void *)k_backward_syncfree<W>;
+    cudaError_t e = set_smem(lk, b);
+    if (e == cudaSuccess) e = set_smem(sk, b);
+    if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, sk, W * 32, b);
+    return e;
+}
+
+int solve_warps_valid(int warps) { return warps == 4 || warps == 8; }
+
+cudaError_t solve_configure(int warps_f, int warps_b, int *fwd_per_sm, int *bwd_per_sm)
+{
+    cudaError_t e = warps_f == 4 ? configure_w<4>(true, fwd_per_sm) : configure_w<8>(true, fwd_per_sm);
+    if (e != cudaSuccess) return e;
+    return warps_b == 4 ? configure_w<4>(false, bwd_per_sm) : configure_w<8>(false, bwd_per_sm);
+}
+
+template <int W>
+static void launch_w(int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
+                     double *x, int *done, int *ticket, const int *epoch)
+{
+    size_t sm = smem_bytes<W>(kind == SOLVE_FORWARD_LEVEL || kind == SOLVE_FORWARD_SYNCFREE);
+    switch (kind) {
+    case SOLVE_FORWARD_LEVEL: k_forward_level<W><<<grid, W * 32, sm, s>>>(T, rows, x); break;
+    case SOLVE_BACKWARD_LEVEL: k_backward_level<W><<<grid, W * 32, sm, s>>>(T, rows, x); break;
+    case SOLVE_FORWARD_SYNCFREE: k_forward_syncfree<W><<<grid, W * 32, sm, s>>>(T, x, done, ticket, epoch); break;
+    default: k_backward_syncfree<W><<<grid, W * 32, sm, s>>>(T, x, done, ticket, epoch); break;
+    }
+}
+
+void solve_launch(int warps, int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
+                  double *x, int *done, int *ticket, const int *epoch)
+{
+    if (warps == 4) launch_w<4>(kind, grid, s, T, rows, x, done, ticket, epoch);
+    else launch_w<8>(kind, grid, s, T, rows, x, done, ticket, epoch);
 }
 
 /* x <- D^-1 x (1x1 and 2x2 pivots); one thread per row, the first of a 2x2 does both. */

@@ -150,14 +150,25 @@ static int agree(const ildl_csr *A, const ildl_options *o, run_stats *rs)
     copy_factor(T, &gpu1);
     /* solve with the GPU factor on the GPU vs the CPU reference solve with the CPU factor;
      * the level schedule and the sync-free schedule must agree bit for bit */
-    double *y2 = malloc(sizeof(double) * n);
+    double *y2 = malloc(sizeof(double) * n), *y3 = malloc(sizeof(double) * n);
     memcpy(y2, y, sizeof(double) * n);
     assert_int_equal(ildl_cuda_set_schedule(c, ILDL_SCHEDULE_LEVELS), ILDL_SUCCESS);
     assert_int_equal(ildl_cuda_solve_factored(c, y2), ILDL_SUCCESS);
     assert_int_equal(ildl_cuda_set_schedule(c, ILDL_SCHEDULE_SYNCFREE), ILDL_SUCCESS);
     assert_int_equal(ildl_cuda_solve_factored(c, y), ILDL_SUCCESS);
     rs->schedules_equal = memcmp(y, y2, sizeof(double) * n) == 0;
+    /* every count of warps per solve block gives the same bits (sums combined in tile order) */
+    static const int warps[][2] = {{4, 4}, {8, 8}, {8, 4}, {4, 8}};
+    for (int k = 0; k < 4; k++) {
+        memcpy(y2, yc, sizeof(double) * n); /* any input: the same one each time */
+        assert_int_equal(ildl_cuda_set_solve_warps(c, warps[k][0], warps[k][1]), ILDL_SUCCESS);
+        assert_int_equal(ildl_cuda_solve_factored(c, y2), ILDL_SUCCESS);
+        if (k == 0) memcpy(y3, y2, sizeof(double) * n);
+        else if (memcmp(y3, y2, sizeof(double) * n) != 0) rs->schedules_equal = 0;
+    }
+    assert_int_equal(ildl_cuda_set_solve_warps(c, 3, 8), ILDL_ERR_INVALID_OPTION);
     free(y2);
+    free(y3);
     double num = 0, den = 0;
     for (int32_t k = 0; k < n; k++) { num += (y[k] - yc[k]) * (y[k] - yc[k]); den += yc[k] * yc[k]; }
     rs->solve_diff = sqrt(num / (den > 0 ? den : 1));
