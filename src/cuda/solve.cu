@@ -53,10 +53,16 @@ template <bool SF> __device__ __forceinline__ double ld_dep(const double *p)
 #define STILE (LD * SLD)
 
 /* Tiles whose partial sums a block keeps before combining them (a row with more tiles is done
- * in several groups, a barrier each). Forward: few, since its blocks are small and many; the
- * backward blocks have room for more (perf-notes §13). */
-#define PARTS_FORWARD 16
+ * in several groups, a barrier each). Forward: few, so that 5 blocks fit an SM; its late tiles
+ * are at the end of a row anyway. Backward: many, because its late tiles are at the start and a
+ * group boundary would make the rest wait for them (16 instead of 64: stokes64's backward sweep
+ * 4.4 -> 8.4 ms; perf-notes §13). */
+#ifndef PARTS_FORWARD
+#define PARTS_FORWARD 8
+#endif
+#ifndef PARTS_BACKWARD
 #define PARTS_BACKWARD 64
+#endif
 
 /* What a warp needs to know about one off-diagonal tile of the row being solved, gathered by
  * the whole block at once before any warp waits: staging then costs one dependent load (the
