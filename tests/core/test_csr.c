@@ -259,6 +259,66 @@ static void test_permute(void **state)
     ildl_csr_free(&B);
 }
 
+/* The transpose map found by the symmetry check: slot tmap[q] holds the mirror entry of slot
+ * q, for every entry; and a nonsymmetric pattern is still refused. */
+static void test_transpose_map(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    ildl_test_random_sym(120, 7, 2.0, 0.1, 5, &A);
+    int64_t nnz = A.rowptr[A.n];
+    int64_t *tmap = malloc(sizeof(int64_t) * (size_t)nnz);
+    assert_non_null(tmap);
+    char msg[256];
+    assert_int_equal(ildl_csr_validate_sorted_tmap(&A, 0.0, tmap, msg, sizeof msg), ILDL_SUCCESS);
+    for (int32_t i = 0; i < A.n; i++)
+        for (int64_t q = A.rowptr[i]; q < A.rowptr[i + 1]; q++) {
+            int64_t t = tmap[q];
+            assert_true(t >= A.rowptr[A.col[q]] && t < A.rowptr[A.col[q] + 1]);
+            assert_int_equal(A.col[t], i);
+            assert_true(A.val[t] == A.val[q]);
+        }
+    int64_t off = 0; /* the first off-diagonal entry: change it, and it no longer matches its mirror */
+    while (A.col[off] == 0) off++;
+    assert_true(off < A.rowptr[1]);
+    A.val[off] += 1.0;
+    assert_int_equal(ildl_csr_validate_sorted_tmap(&A, 0.0, tmap, msg, sizeof msg), ILDL_ERR_NOT_SYMMETRIC);
+    free(tmap);
+    ildl_csr_free(&A);
+}
+
+/* permute_src: the entries of B name their origin (through src when given), B = P A P^T. */
+static void test_permute_src(void **state)
+{
+    (void)state;
+    ildl_csr A, B;
+    ildl_test_random_sym(80, 5, 2.0, 0.1, 9, &A);
+    int32_t n = A.n;
+    int64_t nnz = A.rowptr[n];
+    int32_t *perm = malloc(sizeof(int32_t) * (size_t)n);
+    int64_t *src = malloc(sizeof(int64_t) * (size_t)nnz), *out = malloc(sizeof(int64_t) * (size_t)nnz);
+    assert_true(perm && src && out);
+    for (int32_t k = 0; k < n; k++) perm[k] = n - 1 - k;
+    for (int64_t p = 0; p < nnz; p++) src[p] = 1000 + 3 * p;
+    for (int pass = 0; pass < 2; pass++) {
+        const int64_t *s = pass ? src : NULL;
+        assert_int_equal(ildl_csr_permute_src(&A, perm, s, &B, out), ILDL_SUCCESS);
+        for (int32_t k = 0; k < n; k++)
+            for (int64_t q = B.rowptr[k]; q < B.rowptr[k + 1]; q++) {
+                int64_t p = pass ? (out[q] - 1000) / 3 : out[q];
+                assert_true(p >= A.rowptr[perm[k]] && p < A.rowptr[perm[k] + 1]); /* from row perm[k] */
+                assert_int_equal(perm[B.col[q]], A.col[p]);                    /* its column moved */
+                assert_true(B.val[q] == A.val[p]);
+                if (q > B.rowptr[k]) assert_true(B.col[q - 1] < B.col[q]);
+            }
+        ildl_csr_free(&B);
+    }
+    free(perm);
+    free(src);
+    free(out);
+    ildl_csr_free(&A);
+}
+
 static void test_max_abs_copy_free(void **state)
 {
     (void)state;
@@ -297,6 +357,8 @@ int main(void)
         cmocka_unit_test(test_from_user),
         cmocka_unit_test(test_matvec),
         cmocka_unit_test(test_permute),
+        cmocka_unit_test(test_transpose_map),
+        cmocka_unit_test(test_permute_src),
         cmocka_unit_test(test_max_abs_copy_free),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
