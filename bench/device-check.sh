@@ -26,6 +26,7 @@ echo "== GPU tests"
 timeout 300 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests.log" 2>&1; echo "cuda tests exit $?"
 grep -E "generated|SQMR|MISMATCH|PASSED|FAILED" "$OUTDIR/gpu-tests.log" | head -n 20
 timeout 120 $B/tests/api_test_api > "$OUTDIR/api.log" 2>&1; echo "api tests exit $?"
+timeout 120 $B/tests/cuda_test_cuda_oom > "$OUTDIR/oom.log" 2>&1; echo "device memory exhaustion test exit $?"
 if [ -n "$SAN" ]; then
   CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   for tool in memcheck $( [ "$SAN" = sanitize-all ] && echo racecheck ); do
