@@ -364,7 +364,8 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
         }
         CU_LAUNCH();
         PROFILE_POINT(3);
-        k_phase_c<<<nrows, blk>>>(c->T, rows, rb, c->d_inflight, c->d_need, c->d_state);
+        k_phase_c<<<(unsigned)(nrows + nofd), blk>>>(c->T, rows, nrows, rb, c->d_tile_rr + toff, c->d_tile_s + toff,
+                                                     c->d_inflight, c->d_need, c->d_state);
         CU_LAUNCH();
         PROFILE_POINT(4);
     }

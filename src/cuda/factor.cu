@@ -569,47 +569,60 @@ __device__ __forceinline__ void d_colperm_fetch(const dev_tiles &T, int64_t t, i
     }
 }
 
-__global__ void __launch_bounds__(1024) k_phase_c(dev_tiles T, const int32_t *rows,
-                                                  const int32_t *rowbase, double *inflight,
+/* Store off-diagonal tile s of block row i from its in-flight slot: keep the largest entries
+ * when it needs more than its storage (sparse tiles), compress, write. Block-wide. */
+__device__ void d_store_tile(dev_tiles &T, int32_t i, int64_t s, const double *slot, int64_t need,
+                             factor_state *st, double *sB, int *rowcnt, int *rowoff)
+{
+    int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
+    int mi = dev_bsize(T, i);
+    int64_t t = T.row_ptr[i] + s;
+    int mj = dev_bsize(T, T.col[t]);
+    double *v = T.val + T.off[t];
+    sB[tid] = slot[tid];
+    __syncthreads();
+    if (T.format[t] == ILDL_TILE_SPARSE) {
+        int64_t keep = T.nnz[t];
+        if (need > keep) {
+            bool mine = ty < mi && tx < mj && sB[tid] != 0.0;
+            if (!d_keep_largest(mine, fabs(sB[tid]), (int)keep, rowcnt)) sB[tid] = 0.0;
+            __syncthreads();
+        }
+        bool nz = ty < mi && tx < mj && sB[tid] != 0.0;
+        int total = d_compress(nz, sB[tid], T.idx + T.off[t], v, rowcnt, rowoff);
+        if (tid == 0 && total != keep && !st->err) st->err = ILDL_ERR_INTERNAL;
+    } else if (ty < mi && tx < mj) {
+        v[ty * mj + tx] = sB[tid];
+    }
+}
+
+/* Phase C over the chunk: blocks 0..nrows-1 take a block row i (its diagonal tile as dense
+ * strict upper part, then the columns of the tiles (k,i), k < i, into block i's pivot order);
+ * the blocks after them take one off-diagonal tile of the chunk each (d_store_tile), so that a
+ * level of few, long rows still fills the GPU. The two kinds touch disjoint tiles. */
+__global__ void __launch_bounds__(1024) k_phase_c(dev_tiles T, const int32_t *rows, int32_t nrows,
+                                                  const int32_t *rowbase, const int32_t *tile_rr,
+                                                  const int32_t *tile_s, double *inflight,
                                                   const int64_t *need, factor_state *st)
 {
     __shared__ double sB[TILE];
     __shared__ int rowcnt[LD], rowoff[LD + 1], iperm[LD], sperm[LD];
     __shared__ unsigned char occ[TILE];
     int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
+    if ((int32_t)blockIdx.x >= nrows) {
+        int32_t q = (int32_t)blockIdx.x - nrows, rr = tile_rr[q], s = tile_s[q];
+        const double *slot = inflight + ((int64_t)rowbase[rr] + s) * TILE;
+        d_store_tile(T, rows[rr], s, slot, need[rowbase[rr] + s], st, sB, rowcnt, rowoff);
+        return;
+    }
     int32_t i = rows[blockIdx.x];
     int mi = dev_bsize(T, i);
-    int64_t t0 = T.row_ptr[i], nt = T.row_ptr[i + 1] - t0;
+    int64_t t0 = T.row_ptr[i];
     const double *slot = inflight + (int64_t)rowbase[blockIdx.x] * TILE;
-    const int64_t *nd = need + rowbase[blockIdx.x];
     const int32_t *perm = T.piv + T.bstart[i];
 
     /* the diagonal tile as dense strict upper part */
     if (ty < mi && tx < mi) T.val[T.off[t0] + ty * mi + tx] = (tx > ty) ? slot[tid] : 0.0;
-
-    double next = nt > 1 ? slot[TILE + tid] : 0.0; /* each in-flight tile read one step ahead */
-    for (int64_t s = 1; s < nt; s++) {
-        int64_t t = t0 + s;
-        int mj = dev_bsize(T, T.col[t]);
-        double *v = T.val + T.off[t];
-        sB[tid] = next;
-        if (s + 1 < nt) next = slot[(s + 1) * TILE + tid];
-        __syncthreads();
-        if (T.format[t] == ILDL_TILE_SPARSE) {
-            int64_t keep = T.nnz[t];
-            if (nd[s] > keep) {
-                bool mine = ty < mi && tx < mj && sB[tid] != 0.0;
-                if (!d_keep_largest(mine, fabs(sB[tid]), (int)keep, rowcnt)) sB[tid] = 0.0;
-                __syncthreads();
-            }
-            bool nz = ty < mi && tx < mj && sB[tid] != 0.0;
-            int total = d_compress(nz, sB[tid], T.idx + T.off[t], v, rowcnt, rowoff);
-            if (tid == 0 && total != keep && !st->err) st->err = ILDL_ERR_INTERNAL;
-        } else if (ty < mi && tx < mj) {
-            v[ty * mj + tx] = sB[tid];
-        }
-        __syncthreads();
-    }
 
     /* columns of the tiles (k,i), k < i, into block i's pivot order; a sparse tile is expanded
      * into shared memory at its new positions and compressed again, which leaves its entries

@@ -30,8 +30,9 @@ __global__ void k_phase_b_atomic(dev_tiles T, const int32_t *rows, int32_t nrows
                                  int64_t nslots, const int64_t *need, const dense_res *res,
                                  factor_state *st);
 __global__ void k_phase_b_atomic_end(dev_tiles T, int64_t nslots, factor_state *st, int end_of_level);
-__global__ void k_phase_c(dev_tiles T, const int32_t *rows, const int32_t *rowbase,
-                          double *inflight, const int64_t *need, factor_state *st);
+__global__ void k_phase_c(dev_tiles T, const int32_t *rows, int32_t nrows, const int32_t *rowbase,
+                          const int32_t *tile_rr, const int32_t *tile_s, double *inflight,
+                          const int64_t *need, factor_state *st);
 
 /* Block triangular solves (solve.cu). A block of `warps` warps (4 or 8, per direction) takes a
  * block row; its off-diagonal tiles are spread over the warps and their sums combined in tile
