@@ -134,13 +134,14 @@ static int plan_chunks(ildl_cuda_ctx *c, const ildl_tiles *T, int32_t *rowbase, 
     return ILDL_SUCCESS;
 }
 
-/* Warps per block of the forward and backward solve kernels: ILDL_SOLVE_WARPS="F,B" (4 or 8
- * each) for experiments, else the defaults, the fastest measured at n = 1M (perf-notes §13). */
+/* Warps per block of the forward and backward solve kernels: ILDL_SOLVE_WARPS="F,B" or "W"
+ * (4 or 8 each; anything else: the default) for experiments, else the defaults, the fastest
+ * measured at n = 1M (perf-notes §13). */
 static void solve_warps_default(int *wf, int *wb)
 {
     const char *env = getenv("ILDL_SOLVE_WARPS");
     int f = ILDL_SOLVE_WARPS_FORWARD, b = ILDL_SOLVE_WARPS_BACKWARD;
-    if (env && sscanf(env, "%d,%d", &f, &b) != 2) f = b = ILDL_SOLVE_WARPS_FORWARD;
+    if (env && sscanf(env, "%d,%d", &f, &b) == 1) b = f; /* one count: both directions */
     *wf = solve_warps_valid(f) ? f : ILDL_SOLVE_WARPS_FORWARD;
     *wb = solve_warps_valid(b) ? b : ILDL_SOLVE_WARPS_BACKWARD;
 }
