@@ -267,6 +267,8 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         if (!c->level_ptr) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
         memcpy(c->level_ptr, T->level_ptr, sizeof(int32_t) * ((size_t)T->nlevels + 1));
         c->nb = T->nb;
+        CU(cudaFuncSetAttribute(k_phase_a_offdiag, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                (int)OFFDIAG_SMEM_BYTES));
         if (getenv("ILDL_CUDA_PROFILE")) {
             for (int k = 0; k < 4; k++) CU(cudaEventCreate(&c->ev[k]));
             c->prof_solve = 1;
@@ -345,7 +347,7 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
         CU_LAUNCH();
         PROFILE_POINT(0);
         if (nofd > 0) {
-            k_phase_a_offdiag<<<(unsigned)nofd, blk>>>(c->T, rows, rb, c->d_tile_rr + toff,
+            k_phase_a_offdiag<<<(unsigned)nofd, blk, OFFDIAG_SMEM_BYTES>>>(c->T, rows, rb, c->d_tile_rr + toff,
                                                         c->d_tile_s + toff, c->d_inflight, c->d_res);
             CU_LAUNCH();
         PROFILE_POINT(1);

@@ -92,32 +92,83 @@ __device__ __forceinline__ void d_pull_fetch(const dev_tiles &T, int64_t tki, in
     }
 }
 
-/* Apply a fetched update: b -= U_ki^T D_k U_kj (sym: only the upper half, mirrored), the
- * update of apply_d and sub_utdu in src/cpu/factor.c in the same order per entry. su holds
- * U_ki (unused when same), sj U_kj, sdu D_k U_kj. Block-wide; ends with a barrier. */
-__device__ void d_pull_commit(const pull_fetch &f, int mi, int mj, double *b, double *su, double *sj,
-                              double *sdu)
+/* Step 1 of applying a fetched update: its tiles into shared memory (su: U_ki, unused when
+ * same; sj: U_kj), a dense tile's entries directly, zeros under a sparse one. The caller
+ * syncs, then calls d_pull_scatter when any tile is sparse, and syncs again. */
+__device__ __forceinline__ void d_pull_windows(const pull_fetch &f, int mi, int mj, double *su, double *sj)
 {
-    int l = threadIdx.y, c = threadIdx.x, mk = f.mk;
-    /* the windows: a dense tile's entries, zeros under a sparse one */
-    if (l < mk && c < mj) sj[l * LD + c] = f.sj_sparse ? 0.0 : f.pj.v;
-    if (!f.same && l < mk && c < mi) su[l * LD + c] = f.si_sparse ? 0.0 : f.pi.v;
-    __syncthreads();
-    if (f.sj_sparse || f.si_sparse) {
-        if (f.sj_sparse && f.pj.p >= 0) sj[f.pj.p] = f.pj.v;
-        if (f.si_sparse && f.pi.p >= 0) su[f.pi.p] = f.pi.v;
-        __syncthreads();
-    }
-    /* du = D_k u */
-    if (l < mk && c < mj) {
+    int l = threadIdx.y, c = threadIdx.x;
+    if (l < f.mk && c < mj) sj[l * LD + c] = f.sj_sparse ? 0.0 : f.pj.v;
+    if (!f.same && l < f.mk && c < mi) su[l * LD + c] = f.si_sparse ? 0.0 : f.pi.v;
+}
+
+__device__ __forceinline__ void d_pull_scatter(const pull_fetch &f, double *su, double *sj)
+{
+    if (f.sj_sparse && f.pj.p >= 0) sj[f.pj.p] = f.pj.v;
+    if (f.si_sparse && f.pi.p >= 0) su[f.pi.p] = f.pi.v;
+}
+
+/* Step 2: sdu = D_k U_kj (apply_d in src/cpu/factor.c). */
+__device__ __forceinline__ void d_pull_apply_d(const pull_fetch &f, int mj, const double *sj, double *sdu)
+{
+    int l = threadIdx.y, c = threadIdx.x;
+    if (l < f.mk && c < mj) {
         double v;
         if (f.mode == 1) v = f.dd * sj[l * LD + c] + f.e * sj[(l + 1) * LD + c];
         else if (f.mode == 2) v = f.e * sj[(l - 1) * LD + c] + f.dd * sj[l * LD + c];
         else v = f.dd * sj[l * LD + c];
         sdu[l * LD + c] = v;
     }
+}
+
+/* Step 3 for entry (r, c): sum_l U_ki(l,r) (D_k U_kj)(l,c) over l ascending (sub_utdu). */
+__device__ __forceinline__ double d_pull_dot(int mk, const double *u, const double *du, int r, int c)
+{
+    double s = 0.0;
+    for (int l = 0; l < mk; l++) s += u[l * LD + r] * du[l * LD + c];
+    return s;
+}
+
+/* Apply a fetched update: b -= U_ki^T D_k U_kj (sym: only the upper half, mirrored), the
+ * update of apply_d and sub_utdu in src/cpu/factor.c in the same order per entry. su holds
+ * U_ki (unused when same), sj U_kj, sdu D_k U_kj. Block-wide; ends with a barrier. */
+__device__ void d_pull_commit(const pull_fetch &f, int mi, int mj, double *b, double *su, double *sj,
+                              double *sdu)
+{
+    d_pull_windows(f, mi, mj, su, sj);
     __syncthreads();
-    d_sub_utdu(mk, mi, mj, f.same ? sj : su, sdu, b, f.same);
+    if (f.sj_sparse || f.si_sparse) {
+        d_pull_scatter(f, su, sj);
+        __syncthreads();
+    }
+    d_pull_apply_d(f, mj, sj, sdu);
+    __syncthreads();
+    d_sub_utdu(f.mk, mi, mj, f.same ? sj : su, sdu, b, f.same);
+}
+
+/* Two consecutive updates k1 < k2 of an off-diagonal tile at once: b = (b - s1) - s2 per entry,
+ * the bits of applying them one after the other, with half the barriers. s[0..2]: U_ki, U_kj,
+ * D_k U_kj of the first update, s[3..5] of the second. Ends with a barrier. */
+__device__ void d_pull_commit2(const pull_fetch &f1, const pull_fetch &f2, int mi, int mj, double *b,
+                               double *const *s)
+{
+    int r = threadIdx.y, c = threadIdx.x;
+    d_pull_windows(f1, mi, mj, s[0], s[1]);
+    d_pull_windows(f2, mi, mj, s[3], s[4]);
+    __syncthreads();
+    if (f1.sj_sparse || f1.si_sparse || f2.sj_sparse || f2.si_sparse) {
+        d_pull_scatter(f1, s[0], s[1]);
+        d_pull_scatter(f2, s[3], s[4]);
+        __syncthreads();
+    }
+    d_pull_apply_d(f1, mj, s[1], s[2]);
+    d_pull_apply_d(f2, mj, s[4], s[5]);
+    __syncthreads();
+    if (r < mi && c < mj) {
+        double v = b[r * LD + c] - d_pull_dot(f1.mk, s[0], s[2], r, c);
+        b[r * LD + c] = v - d_pull_dot(f2.mk, s[3], s[5], r, c);
+    }
+    __syncthreads();
 }
 
 /* The next k < i present in both block columns i and j, from positions qi < ei, qj < ej of
@@ -221,8 +272,10 @@ __global__ void __launch_bounds__(1024, 2) k_phase_a_offdiag(dev_tiles T, const 
                                                           const int32_t *tile_s, double *inflight,
                                                           const dense_res *res_in)
 {
-    __shared__ double W[TILE], sU[TILE], sJ[TILE], sDU[TILE], sB[TILE];
+    extern __shared__ double smem_od[]; /* OFFDIAG_SMEM_BYTES: W, sB and two updates' tiles */
     __shared__ dense_res res;
+    double *W = smem_od, *sB = smem_od + TILE, *up[6];
+    for (int k = 0; k < 6; k++) up[k] = smem_od + (2 + k) * TILE;
     int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
     int32_t rr = tile_rr[blockIdx.x], s = tile_s[blockIdx.x];
     int32_t i = rows[rr];
@@ -242,12 +295,17 @@ __global__ void __launch_bounds__(1024, 2) k_phase_a_offdiag(dev_tiles T, const 
     d_load_a(T, t, false, sB);
     int64_t qi = T.col_ptr[i], ei = T.col_ptr[i + 1];
     int64_t qj = T.col_ptr[j], ej = T.col_ptr[j + 1];
-    /* the k < i in both block columns, in k ascending */
+    /* the k < i in both block columns, in k ascending, two at a time */
     int64_t ti, tj;
     while (d_next_common(T, i, &qi, ei, &qj, ej, &ti, &tj)) {
-        pull_fetch f;
-        d_pull_fetch(T, ti, tj, mi, mj, &f);
-        d_pull_commit(f, mi, mj, sB, sU, sJ, sDU);
+        pull_fetch f1, f2;
+        d_pull_fetch(T, ti, tj, mi, mj, &f1);
+        if (!d_next_common(T, i, &qi, ei, &qj, ej, &ti, &tj)) {
+            d_pull_commit(f1, mi, mj, sB, up[0], up[1], up[2]);
+            break;
+        }
+        d_pull_fetch(T, ti, tj, mi, mj, &f2);
+        d_pull_commit2(f1, f2, mi, mj, sB, up);
     }
     /* rows into pivot order */
     double v = 0.0;

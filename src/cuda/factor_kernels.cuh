@@ -17,6 +17,8 @@ struct factor_state {
 
 __global__ void k_phase_a_diag(dev_tiles T, factor_params_d prm, const int32_t *rows,
                                const int32_t *rowbase, double *inflight, dense_res *res_out);
+/* Dynamic shared memory of k_phase_a_offdiag: 8 tiles (above the default 48 KiB). */
+#define OFFDIAG_SMEM_BYTES ((size_t)8 * TILE * sizeof(double))
 __global__ void k_phase_a_offdiag(dev_tiles T, const int32_t *rows, const int32_t *rowbase,
                                   const int32_t *tile_rr, const int32_t *tile_s, double *inflight,
                                   const dense_res *res_in);
