@@ -151,98 +151,105 @@ static int32_t *workspace(int32_t nb, int32_t **lvl, int32_t **list)
     return w;
 }
 
+/* What the row passes of coarse_build_low read and write. */
+typedef struct {
+    const ildl_csr *Ap;
+    const int32_t *bstart, *blk;
+    int lf;
+    int64_t *l0p, *ltp, *row_ptr; /* row pointers of L0, LT and the result */
+    int32_t *l0, *lt;
+    ildl_coarse *out;
+} low_build;
+
+/* One parallel pass over the block rows: stage 0 makes the rows of L0, stage 1 the rows of
+ * the result; pass 0 stores each row's length at ptr[bi + 1], pass 1 (after the prefix sum)
+ * writes the row at ptr[bi]. Returns 1 if a thread ran out of memory, else 0. */
+static int low_pass(const low_build *x, int32_t nb, int stage, int pass)
+{
+    int oom = 0;
+    int64_t *ptr = stage == 0 ? x->l0p : x->row_ptr;
+#pragma omp parallel
+    {
+        int32_t *lvl = NULL, *list = NULL, *mark = workspace(nb, &lvl, &list);
+        if (!mark) {
+#pragma omp atomic write
+            oom = 1;
+        }
+#pragma omp for schedule(dynamic, 64)
+        for (int32_t bi = 0; bi < nb; bi++) {
+            if (!mark) continue;
+            int32_t m = stage == 0 ? level0_row(x->Ap, x->bstart, x->blk, bi, mark, list)
+                                   : fill_row(x->l0p, x->l0, x->ltp, x->lt, bi, x->lf, mark, lvl, list);
+            if (pass == 0) {
+                ptr[bi + 1] = m;
+            } else if (stage == 0) {
+                memcpy(x->l0 + ptr[bi], list, (size_t)m * sizeof(int32_t));
+            } else {
+                for (int32_t s = 0; s < m; s++) {
+                    x->out->col[ptr[bi] + s] = list[s];
+                    x->out->lvl[ptr[bi] + s] = lvl[list[s]];
+                }
+            }
+        }
+        free(mark);
+    }
+    return oom;
+}
+
 /* ildl_coarse_build for lf <= 1 (see above). */
 static int coarse_build_low(const ildl_csr *Ap, int32_t nb, const int32_t *bstart, int lf,
                             ildl_coarse *out)
 {
-    int32_t n = Ap->n, *blk = NULL, *l0 = NULL, *lt = NULL;
-    int64_t *l0p = NULL, *ltp = NULL, *row_ptr = NULL;
-    int oom = 0;
+    int32_t n = Ap->n, *blk = NULL;
+    low_build x = {Ap, bstart, NULL, lf, NULL, NULL, NULL, NULL, NULL, out};
     blk = ildl_malloc((size_t)n * sizeof(int32_t));
-    l0p = ildl_calloc((size_t)nb + 1, sizeof(int64_t));
-    ltp = ildl_calloc((size_t)nb + 1, sizeof(int64_t));
-    row_ptr = ildl_calloc((size_t)nb + 1, sizeof(int64_t));
-    if (!blk || !l0p || !ltp || !row_ptr) goto oom;
+    x.blk = blk;
+    x.l0p = ildl_calloc((size_t)nb + 1, sizeof(int64_t));
+    x.ltp = ildl_calloc((size_t)nb + 1, sizeof(int64_t));
+    x.row_ptr = ildl_calloc((size_t)nb + 1, sizeof(int64_t));
+    if (!blk || !x.l0p || !x.ltp || !x.row_ptr) goto oom;
 #pragma omp parallel for schedule(dynamic, 256)
     for (int32_t bi = 0; bi < nb; bi++)
         for (int32_t i = bstart[bi]; i < bstart[bi + 1]; i++) blk[i] = bi;
 
-    /* L0 by rows: count, prefix sum, fill (two passes keep the layout thread-independent) */
-    for (int pass = 0; pass < 2; pass++) {
-#pragma omp parallel
-        {
-            int32_t *lvl = NULL, *list = NULL, *mark = workspace(nb, &lvl, &list);
-            if (!mark) {
-#pragma omp atomic write
-                oom = 1;
-            }
-#pragma omp for schedule(dynamic, 64)
-            for (int32_t bi = 0; bi < nb; bi++) {
-                if (!mark) continue;
-                int32_t m = level0_row(Ap, bstart, blk, bi, mark, list);
-                if (pass == 0) l0p[bi + 1] = m;
-                else memcpy(l0 + l0p[bi], list, (size_t)m * sizeof(int32_t));
-            }
-            free(mark);
-        }
-        if (oom) goto oom;
-        if (pass == 0) {
-            for (int32_t bi = 0; bi < nb; bi++) l0p[bi + 1] += l0p[bi];
-            l0 = ildl_malloc((size_t)l0p[nb] * sizeof(int32_t));
-            if (!l0) goto oom;
-        }
-    }
-    /* LT(j): the k < j with j in L0(k), ascending (a stable transpose, serial: O(nnz(L0))) */
-    lt = ildl_malloc((size_t)l0p[nb] * sizeof(int32_t));
-    if (!lt) goto oom;
-    for (int32_t k = 0; k < nb; k++)
-        for (int64_t e = l0p[k] + 1; e < l0p[k + 1]; e++) ltp[l0[e] + 1]++;
-    for (int32_t j = 0; j < nb; j++) ltp[j + 1] += ltp[j];
-    for (int32_t k = 0; k < nb; k++)
-        for (int64_t e = l0p[k] + 1; e < l0p[k + 1]; e++) lt[ltp[l0[e]]++] = k;
-    for (int32_t j = nb; j > 0; j--) ltp[j] = ltp[j - 1];
-    ltp[0] = 0;
-
-    /* the rows: count, prefix sum, fill */
-    for (int pass = 0; pass < 2; pass++) {
-#pragma omp parallel
-        {
-            int32_t *lvl = NULL, *list = NULL, *mark = workspace(nb, &lvl, &list);
-            if (!mark) {
-#pragma omp atomic write
-                oom = 1;
-            }
-#pragma omp for schedule(dynamic, 64)
-            for (int32_t bi = 0; bi < nb; bi++) {
-                if (!mark) continue;
-                int32_t m = fill_row(l0p, l0, ltp, lt, bi, lf, mark, lvl, list);
-                if (pass == 0) {
-                    row_ptr[bi + 1] = m;
-                    continue;
-                }
-                for (int32_t s = 0; s < m; s++) {
-                    out->col[row_ptr[bi] + s] = list[s];
-                    out->lvl[row_ptr[bi] + s] = lvl[list[s]];
-                }
-            }
-            free(mark);
-        }
-        if (oom) goto oom;
-        if (pass == 0) {
-            for (int32_t bi = 0; bi < nb; bi++) row_ptr[bi + 1] += row_ptr[bi];
-            out->col = ildl_malloc((size_t)row_ptr[nb] * sizeof(int32_t));
-            out->lvl = ildl_malloc((size_t)row_ptr[nb] * sizeof(int32_t));
+    /* L0, then the result rows: count, prefix sum, fill (two passes keep the layout
+     * thread-independent) */
+    for (int stage = 0; stage < 2; stage++) {
+        int64_t *ptr = stage == 0 ? x.l0p : x.row_ptr;
+        if (low_pass(&x, nb, stage, 0)) goto oom;
+        for (int32_t bi = 0; bi < nb; bi++) ptr[bi + 1] += ptr[bi];
+        if (stage == 0) {
+            x.l0 = ildl_malloc((size_t)ptr[nb] * sizeof(int32_t));
+            if (!x.l0) goto oom;
+        } else {
+            out->col = ildl_malloc((size_t)ptr[nb] * sizeof(int32_t));
+            out->lvl = ildl_malloc((size_t)ptr[nb] * sizeof(int32_t));
             if (!out->col || !out->lvl) goto oom;
         }
+        if (low_pass(&x, nb, stage, 1)) goto oom;
+        if (stage == 1) break;
+        /* LT(j): the k < j with j in L0(k), ascending (a stable transpose, serial: O(nnz(L0))) */
+        const int64_t *l0p = x.l0p;
+        const int32_t *l0 = x.l0;
+        int64_t *ltp = x.ltp;
+        x.lt = ildl_malloc((size_t)l0p[nb] * sizeof(int32_t));
+        if (!x.lt) goto oom;
+        for (int32_t k = 0; k < nb; k++)
+            for (int64_t e = l0p[k] + 1; e < l0p[k + 1]; e++) ltp[l0[e] + 1]++;
+        for (int32_t j = 0; j < nb; j++) ltp[j + 1] += ltp[j];
+        for (int32_t k = 0; k < nb; k++)
+            for (int64_t e = l0p[k] + 1; e < l0p[k + 1]; e++) x.lt[ltp[l0[e]]++] = k;
+        for (int32_t j = nb; j > 0; j--) ltp[j] = ltp[j - 1];
+        ltp[0] = 0;
     }
     out->nb = nb;
-    out->nblocks = row_ptr[nb];
-    out->row_ptr = row_ptr;
-    free(blk); free(l0p); free(l0); free(ltp); free(lt);
+    out->nblocks = x.row_ptr[nb];
+    out->row_ptr = x.row_ptr;
+    free(blk); free(x.l0p); free(x.l0); free(x.ltp); free(x.lt);
     return ILDL_SUCCESS;
 
 oom:
-    free(blk); free(l0p); free(l0); free(ltp); free(lt); free(row_ptr);
+    free(blk); free(x.l0p); free(x.l0); free(x.ltp); free(x.lt); free(x.row_ptr);
     ildl_coarse_free(out);
     return ILDL_ERR_OUT_OF_MEMORY;
 }
