@@ -261,9 +261,11 @@ int ildl_csr_validate(int32_t n, const int64_t *rowptr, const int32_t *col, cons
     if (st) return st;
     /* sorted copy to check duplicates and symmetry in O(nnz log) */
     ildl_csr S;
-    if (ildl_csr_from_user(n, rowptr, col, val, &S, NULL)) {
-        ildl_msg(msg, msglen, "out of memory while validating");
-        return ILDL_ERR_OUT_OF_MEMORY;
+    st = ildl_csr_from_user(n, rowptr, col, val, &S, NULL);
+    if (st) { /* out of memory, or a row too long to be free of repeated columns */
+        ildl_msg(msg, msglen, st == ILDL_ERR_DUPLICATE ? "a row has 2^32 or more entries, so it repeats a column"
+                                                       : "out of memory while validating");
+        return st;
     }
     st = ildl_csr_validate_sorted(&S, sym_tol, msg, msglen);
     ildl_csr_free(&S);
