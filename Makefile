@@ -5,6 +5,7 @@ BUILD  ?= build
 JOBS   ?= 2
 MATRIX ?= data/cutest_kkt_CRESC100_0000.mtx.gz
 ARGS   ?=
+CMAKE_ARGS ?=
 
 .PHONY: all deps build run test clean
 all: build
@@ -13,7 +14,7 @@ deps:
 	bash scripts/install-deps.sh
 
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
 	cmake --build $(BUILD) -j$(JOBS)
 
 run: build

@@ -12,11 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef ILDL_HAVE_CUDA
 #include <cuda_runtime_api.h>
+#endif
 #include "blockildl.h"
 #include "core/csr.h"
 #include "cuda/cuda_backend.h"
 
+#ifdef ILDL_HAVE_CUDA
 /* Leave about `spare` bytes of device memory free; returns the hog (free it with cudaFree) or
  * NULL when the memory could not be taken. */
 static void *take_device_memory(size_t spare)
@@ -100,6 +103,14 @@ static void test_out_of_device_memory(void **state)
     free(b); free(x); free(val0); free(col0);
     ildl_csr_free(&A);
 }
+#else
+static void test_out_of_device_memory(void **state)
+{
+    (void)state;
+    printf("SKIP: built without the CUDA backend: GPU memory exhaustion not tested\n");
+    skip();
+}
+#endif
 
 int main(void)
 {
