@@ -214,6 +214,7 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
     if (n <= 0) { st = fail(h, ILDL_ERR_EMPTY, "n = %d: the matrix is empty", (int)n); goto fail; }
     st = ildl_csr_validate_entries(n, rowptr, colind, values, h->err, sizeof h->err);
     if (st) goto fail;
+    double t_entries = ildl_wtime();
 
     int64_t nnz = rowptr[n];
     h->src = ildl_malloc(sizeof(int64_t) * (size_t)nnz);
@@ -226,10 +227,12 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
     memcpy(h->user_values, values, sizeof(double) * (size_t)nnz);
     st = ildl_csr_from_user(n, rowptr, colind, values, &h->A, h->src);
     if (st) goto fail;
+    double t_sorted = ildl_wtime();
     /* duplicates and symmetry on the sorted copy the library keeps (sorted once, not twice);
      * the check finds every transposed entry, so it fills tmap on the way */
     st = ildl_csr_validate_sorted_tmap(&h->A, ILDL_SYM_TOL, h->tmap, h->err, sizeof h->err);
     if (st) goto fail;
+    double t_sym = ildl_wtime();
 
     int ndev = ildl_cuda_device_count();
     if (h->opt.backend == ILDL_BACKEND_CUDA && ndev <= 0) {
@@ -283,6 +286,10 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
     logline(h, 1, "setup: n=%d nnz=%lld blocks=%d tiles=%lld levels=%d capacity=%lld (%.3f s)",
             (int)n, (long long)nnz, (int)I->num_blocks, (long long)I->num_tiles,
             (int)I->num_levels, (long long)I->factor_capacity, I->setup_seconds);
+    logline(h, 2, "setup phases (s): entries %.3f copy+sort %.3f symmetry %.3f scale %.3f order+block %.3f "
+            "permute %.3f fill %.3f levels %.3f tiles %.3f", t_entries - t0, t_sorted - t_entries,
+            t_sym - t_sorted, h->an.t_scale, h->an.t_order_block, h->an.t_permute, h->an.t_fill,
+            h->an.t_levels, h->an.t_tiles);
     *out = h;
     threads_pop(threads);
     return ILDL_SUCCESS;

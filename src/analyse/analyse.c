@@ -106,11 +106,13 @@ int ildl_analyse(const ildl_csr *A, const int64_t *src, const ildl_options *o,
     }
     an->t_order_block = ildl_wtime() - t;
 
+    t = ildl_wtime();
     srcp = ildl_malloc(sizeof(int64_t) * (size_t)nnz);
     if (!srcp) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
     /* srcp[q]: the user's index of the permuted matrix's entry q */
     st = ildl_csr_permute_src(A, an->blk.perm, src, &Ap, srcp);
     if (st) goto cleanup;
+    an->t_permute = ildl_wtime() - t;
 
     t = ildl_wtime();
     st = ildl_coarse_build(&Ap, an->blk.nb, an->blk.bstart, o->fill_level, &an->coarse);

@@ -20,7 +20,7 @@ typedef struct ildl_analysis {
     ildl_coarse coarse;
     ildl_levels levels;
     ildl_tiles tiles;
-    double t_scale, t_order_block, t_fill, t_levels, t_tiles;
+    double t_scale, t_order_block, t_permute, t_fill, t_levels, t_tiles;
 } ildl_analysis;
 
 /* Run the analyse stage on A (validated, sorted; src[k] = index of sorted entry k in the

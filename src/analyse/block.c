@@ -168,104 +168,200 @@ static void bgraph_free(bgraph *G)
     memset(G, 0, sizeof *G);
 }
 
+static int cmp_int32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sort the distinct values v[0..m) ascending: insertion sort when short, else qsort. */
+static void sort_int32(int32_t *v, int64_t m)
+{
+    if (m > 32) {
+        qsort(v, (size_t)m, sizeof(int32_t), cmp_int32);
+        return;
+    }
+    for (int64_t k = 1; k < m; k++) {
+        int32_t x = v[k];
+        int64_t j = k - 1;
+        for (; j >= 0 && v[j] > x; j--) v[j + 1] = v[j];
+        v[j + 1] = x;
+    }
+}
+
+/* Coarse row g into row[0..): g, then the groups of the neighbours of its members memb[lo..hi),
+ * each once (mark[h] == g once listed; mark must never hold g beforehand), sorted. Returns
+ * the count. */
+static int64_t coarse_row(const int64_t *p, const int32_t *ci, const int32_t *map,
+                          const int32_t *memb, int64_t lo, int64_t hi, int32_t g,
+                          int32_t *mark, int32_t *row)
+{
+    int64_t q = 0;
+    mark[g] = g;
+    row[q++] = g;
+    for (int64_t m = lo; m < hi; m++) {
+        int32_t v = memb[m];
+        for (int64_t e = p[v]; e < p[v + 1]; e++) {
+            int32_t h = map[ci[e]];
+            if (mark[h] != g) {
+                mark[h] = g;
+                row[q++] = h;
+            }
+        }
+    }
+    sort_int32(row, q);
+    return q;
+}
+
 /* Coarsen the symmetric pattern (n, p, ci) (self loops optional, w NULL = unit weights) by
  * map[v] in 0..nc-1: C has an edge g-h iff some v in g and u in h are adjacent, plus every
- * self loop g-g, and weights summed. Rows come out sorted because the transpose of a
- * symmetric pattern, built row by row, is its sorted self. */
+ * self loop g-g, and weights summed; rows sorted. Each coarse row depends only on the input,
+ * so rows are built in parallel, each in its own slot of a scratch array (slot g has room
+ * for 1 + the members' degrees), then packed: the result is the same for any thread count. */
 static int bgraph_coarsen(int32_t n, const int64_t *p, const int32_t *ci, const int32_t *w,
                           const int32_t *map, int32_t nc, bgraph *C)
 {
-    int st = ILDL_SUCCESS;
-    int64_t *head = NULL, *tp = NULL;
-    int32_t *memb = NULL, *mark = NULL, *ti = NULL;
-    int64_t nnz = p[n] + nc; /* each member row adds at most its pattern; each group a loop */
+    int st = ILDL_SUCCESS, oom = 0;
+    int64_t *head = NULL, *slot = NULL;
+    int32_t *memb = NULL, *scratch = NULL;
     memset(C, 0, sizeof *C);
     head = ildl_calloc((size_t)nc + 1, sizeof(int64_t));
+    slot = ildl_calloc((size_t)nc + 1, sizeof(int64_t));
     memb = ildl_malloc(sizeof(int32_t) * (size_t)n);
-    mark = ildl_malloc(sizeof(int32_t) * (size_t)nc);
-    tp = ildl_calloc((size_t)nc + 1, sizeof(int64_t));
-    ti = ildl_malloc(sizeof(int32_t) * (size_t)nnz);
+    scratch = ildl_malloc(sizeof(int32_t) * ((size_t)p[n] + (size_t)nc));
     C->p = ildl_calloc((size_t)nc + 1, sizeof(int64_t));
     C->w = ildl_calloc((size_t)nc, sizeof(int32_t));
-    if (!head || !memb || !mark || !tp || !ti || !C->p || !C->w) {
+    if (!head || !slot || !memb || !scratch || !C->p || !C->w) {
         st = ILDL_ERR_OUT_OF_MEMORY;
         goto cleanup;
     }
-    /* members of each group, ascending */
-    for (int32_t v = 0; v < n; v++) head[map[v] + 1]++;
-    for (int32_t g = 0; g < nc; g++) head[g + 1] += head[g];
+    /* members of each group, ascending; weights; slot sizes */
+    for (int32_t v = 0; v < n; v++) {
+        head[map[v] + 1]++;
+        slot[map[v] + 1] += p[v + 1] - p[v];
+    }
+    for (int32_t g = 0; g < nc; g++) {
+        head[g + 1] += head[g];
+        slot[g + 1] += slot[g] + 1;
+    }
     for (int32_t v = 0; v < n; v++) {
         memb[head[map[v]]++] = v;
         C->w[map[v]] += w ? w[v] : 1;
     }
     for (int32_t g = nc; g > 0; g--) head[g] = head[g - 1];
     head[0] = 0;
-    /* unsorted coarse rows into (tp, ti) */
-    for (int32_t g = 0; g < nc; g++) mark[g] = -1;
-    int64_t q = 0;
-    for (int32_t g = 0; g < nc; g++) {
-        tp[g] = q;
-        mark[g] = g;
-        ti[q++] = g;
-        for (int64_t m = head[g]; m < head[g + 1]; m++) {
-            int32_t v = memb[m];
-            for (int64_t e = p[v]; e < p[v + 1]; e++) {
-                int32_t h = map[ci[e]];
-                if (mark[h] != g) {
-                    mark[h] = g;
-                    ti[q++] = h;
-                }
-            }
+    /* rows into their slots; lengths at C->p[g + 1] */
+#pragma omp parallel
+    {
+        int32_t *mark = ildl_malloc(sizeof(int32_t) * (size_t)nc);
+        if (mark) {
+            for (int32_t g = 0; g < nc; g++) mark[g] = -1;
+        } else {
+#pragma omp atomic write
+            oom = 1;
         }
+#pragma omp for schedule(dynamic, 1024)
+        for (int32_t g = 0; g < nc; g++)
+            if (mark)
+                C->p[g + 1] = coarse_row(p, ci, map, memb, head[g], head[g + 1], g, mark,
+                                         scratch + slot[g]);
+        free(mark);
     }
-    tp[nc] = q;
-    /* transpose into C: row h receives g in ascending g */
+    if (oom) {
+        st = ILDL_ERR_OUT_OF_MEMORY;
+        goto cleanup;
+    }
+    for (int32_t g = 0; g < nc; g++) C->p[g + 1] += C->p[g];
     C->n = nc;
-    C->i = ildl_malloc(sizeof(int32_t) * (size_t)q);
+    C->i = ildl_malloc(sizeof(int32_t) * (size_t)C->p[nc]);
     if (!C->i) {
         st = ILDL_ERR_OUT_OF_MEMORY;
         goto cleanup;
     }
-    for (int64_t e = 0; e < q; e++) C->p[ti[e] + 1]++;
-    for (int32_t g = 0; g < nc; g++) C->p[g + 1] += C->p[g];
-    for (int32_t g = 0; g < nc; g++) head[g] = C->p[g];
+#pragma omp parallel for schedule(static)
     for (int32_t g = 0; g < nc; g++)
-        for (int64_t e = tp[g]; e < tp[g + 1]; e++) C->i[head[ti[e]]++] = g;
+        memcpy(C->i + C->p[g], scratch + slot[g], sizeof(int32_t) * (size_t)(C->p[g + 1] - C->p[g]));
 
 cleanup:
     free(head);
+    free(slot);
     free(memb);
-    free(mark);
-    free(tp);
-    free(ti);
+    free(scratch);
     if (st) bgraph_free(C);
     return st;
 }
 
 typedef struct { double s; int32_t j; } cand;
 
-/* Decreasing similarity, then increasing index: a deterministic total order. */
-static int cand_cmp(const void *a, const void *b)
+/* The candidate order: decreasing similarity, then increasing index. A strict total order
+ * (the j are distinct), so every correct sort or selection yields the same sequence. */
+
+/* 1 if x comes before y in the candidate order. */
+static inline int cand_first(cand x, cand y)
 {
-    const cand *x = a, *y = b;
-    if (x->s != y->s) return x->s > y->s ? -1 : 1;
-    return (x->j > y->j) - (x->j < y->j);
+    return x.s > y.s || (x.s == y.s && x.j < y.j);
 }
 
-/* Sort cs[0..nc) by cand_cmp, a strict total order (the j are distinct), so any sort gives
- * the same result: insertion sort for the usual few candidates, qsort for many. */
+/* Sort cs[0..nc) into the candidate order by insertion (for the usual few candidates). */
 static void sort_cands(cand *cs, int32_t nc)
 {
-    if (nc > 16) {
-        qsort(cs, (size_t)nc, sizeof(cand), cand_cmp);
-        return;
-    }
     for (int32_t k = 1; k < nc; k++) {
         cand x = cs[k];
         int32_t j = k - 1;
-        for (; j >= 0 && cand_cmp(&cs[j], &x) > 0; j--) cs[j + 1] = cs[j];
+        for (; j >= 0 && cand_first(x, cs[j]); j--) cs[j + 1] = cs[j];
         cs[j + 1] = x;
     }
+}
+
+/* Restore the heap (the first in candidate order on top) below slot k of h[0..len). */
+static void cand_sift(cand *h, int32_t len, int32_t k)
+{
+    cand x = h[k];
+    for (;;) {
+        int32_t c = 2 * k + 1;
+        if (c >= len) break;
+        if (c + 1 < len && cand_first(h[c + 1], h[c])) c++;
+        if (!cand_first(h[c], x)) break;
+        h[k] = h[c];
+        k = c;
+    }
+    h[k] = x;
+}
+
+/* Candidates cs[0..nc) one at a time in candidate order, lazily: a group usually fills
+ * after a few of many candidates, so a heap (O(nc) to build, O(log nc) per candidate taken)
+ * replaces a full sort; the order is total, so the sequence is the sorted one. */
+typedef struct {
+    cand *h;
+    int32_t len, next, sorted; /* sorted: h is in order (few candidates), next its cursor */
+} cand_queue;
+
+static void cand_queue_init(cand_queue *q, cand *cs, int32_t nc)
+{
+    q->h = cs;
+    q->len = nc;
+    q->next = 0;
+    q->sorted = nc <= 16;
+    if (q->sorted) {
+        sort_cands(cs, nc);
+        return;
+    }
+    for (int32_t k = nc / 2 - 1; k >= 0; k--) cand_sift(cs, nc, k);
+}
+
+/* Next candidate into *c; 0 when none is left. */
+static int cand_queue_pop(cand_queue *q, cand *c)
+{
+    if (q->sorted) {
+        if (q->next >= q->len) return 0;
+        *c = q->h[q->next++];
+        return 1;
+    }
+    if (q->len == 0) return 0;
+    *c = q->h[0];
+    q->h[0] = q->h[--q->len];
+    if (q->len > 0) cand_sift(q->h, q->len, 0);
+    return 1;
 }
 
 /* 1 if j is in the sorted list ci[lo..hi). */
@@ -292,7 +388,7 @@ static int br_group(const bgraph *G, double t, int cap, int64_t dense_lim, int32
 {
     int st = ILDL_SUCCESS;
     int32_t n = G->n, ngr = 0;
-    int32_t *cnt = ildl_calloc((size_t)n, sizeof(int32_t));
+    uint32_t *cnt = ildl_calloc((size_t)n, sizeof(uint32_t));
     int32_t *list = ildl_malloc(sizeof(int32_t) * (size_t)n);
     int32_t *dense = ildl_malloc(sizeof(int32_t) * (size_t)n);
     cand *cs = ildl_malloc(sizeof(cand) * (size_t)n);
@@ -315,10 +411,16 @@ static int br_group(const bgraph *G, double t, int cap, int64_t dense_lim, int32
                 dense[nd++] = c;
                 continue;
             }
+            /* Without branches (whether j is new is unpredictable): every j is counted, and
+             * listed on its first visit if unassigned (not i itself nor an earlier group).
+             * An unassigned j's count is 0 before the walk and reset after it; an assigned
+             * one's is never read again, so its (unsigned) count may grow and wrap. list has
+             * room: nl < n as i is never listed. */
             for (int64_t f = G->p[c]; f < G->p[c + 1]; f++) {
                 int32_t j = G->i[f];
-                if (map[j] >= 0) continue; /* i itself and earlier groups */
-                if (cnt[j]++ == 0) list[nl++] = j;
+                uint32_t seen = cnt[j]++;
+                list[nl] = j;
+                nl += (seen == 0) & (map[j] < 0);
             }
         }
         double si = (double)(G->p[i + 1] - G->p[i]);
@@ -334,12 +436,13 @@ static int br_group(const bgraph *G, double t, int cap, int64_t dense_lim, int32
             if (s >= t) cs[nc++] = (cand){s, j};
             else if (s > bl && G->w[i] + G->w[j] <= cap) bl = s;
         }
-        sort_cands(cs, nc);
-        for (int32_t k = 0; k < nc && wt < cap; k++) {
-            int32_t j = cs[k].j;
-            if (wt + G->w[j] > cap) continue; /* a lighter candidate may still fit */
-            map[j] = g;
-            wt += G->w[j];
+        cand_queue q;
+        cand c;
+        cand_queue_init(&q, cs, nc);
+        while (wt < cap && cand_queue_pop(&q, &c)) {
+            if (wt + G->w[c.j] > cap) continue; /* a lighter candidate may still fit */
+            map[c.j] = g;
+            wt += G->w[c.j];
         }
     }
     *ng = ngr;

@@ -177,6 +177,30 @@ static int augment_from(mwork *W, int32_t i0)
     return found;
 }
 
+/* ---------------------------------------------------------------- log of repeated values */
+
+/* A small direct-mapped memo of log: matrices from applications repeat a few values (the
+ * generated KKT problems have a handful of distinct magnitudes in millions of entries), and
+ * log is a pure function, so a hit returns exactly what the call would. Slots start at
+ * a = -1, which no argument (> 0) equals. */
+enum { LOG_MEMO_BITS = 8 };
+typedef struct { double a, la; } log_memo;
+
+static void log_memo_init(log_memo *m)
+{
+    for (int k = 0; k < (1 << LOG_MEMO_BITS); k++) m[k] = (log_memo){-1.0, 0.0};
+}
+
+/* log(a) for a > 0, through the memo m. */
+static double log_memoized(log_memo *m, double a)
+{
+    uint64_t bits;
+    memcpy(&bits, &a, sizeof bits);
+    log_memo *slot = &m[(bits * 0x9E3779B97F4A7C15ull) >> (64 - LOG_MEMO_BITS)];
+    if (slot->a != a) *slot = (log_memo){a, log(a)};
+    return slot->la;
+}
+
 int ildl_match_maxprod(const ildl_csr *A, int32_t *match, double *logr, double *logc,
                        int32_t *n_unmatched)
 {
@@ -205,19 +229,25 @@ int ildl_match_maxprod(const ildl_csr *A, int32_t *match, double *logr, double *
     for (int32_t j = 0; j < n; j++) lcm[j] = 0.0;
     for (int64_t p = 0; p < nnz; p++)
         if (fabs(A->val[p]) > lcm[A->col[p]]) lcm[A->col[p]] = fabs(A->val[p]);
-    /* logs per column and per entry in parallel: rows are independent */
-#pragma omp parallel for schedule(static)
-    for (int32_t j = 0; j < n; j++) lcm[j] = lcm[j] > 0.0 ? log(lcm[j]) : 0.0;
-#pragma omp parallel for schedule(dynamic, 4096)
-    for (int32_t i = 0; i < n; i++) {
-        double umin = INFINITY;
-        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-            double a = fabs(A->val[p]);
-            cost[p] = a > 0.0 ? lcm[A->col[p]] - log(a) : INFINITY;
-            if (cost[p] < umin) umin = cost[p];
+    /* logs per column and per entry in parallel: rows are independent (each thread has its
+     * own memo of log, which changes no value) */
+#pragma omp parallel
+    {
+        log_memo memo[1 << LOG_MEMO_BITS];
+        log_memo_init(memo);
+#pragma omp for schedule(static)
+        for (int32_t j = 0; j < n; j++) lcm[j] = lcm[j] > 0.0 ? log_memoized(memo, lcm[j]) : 0.0;
+#pragma omp for schedule(dynamic, 4096)
+        for (int32_t i = 0; i < n; i++) {
+            double umin = INFINITY;
+            for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+                double a = fabs(A->val[p]);
+                cost[p] = a > 0.0 ? lcm[A->col[p]] - log_memoized(memo, a) : INFINITY;
+                if (cost[p] < umin) umin = cost[p];
+            }
+            /* v = 0 is feasible as every column's minimum cost is 0; u_i = its row minimum */
+            W.u[i] = umin < INFINITY ? umin : 0.0;
         }
-        /* v = 0 is feasible as every column's minimum cost is 0; u_i = its row minimum */
-        W.u[i] = umin < INFINITY ? umin : 0.0;
     }
 #pragma omp parallel for schedule(static)
     for (int32_t j = 0; j < n; j++)
@@ -288,6 +318,10 @@ static void pair_cycle(const int32_t *c, int32_t L, int32_t t0, int32_t *pair)
 static void split_cycle(const ildl_csr *A, const double *s, const int32_t *c, int32_t L,
                         double *e, int32_t *pair)
 {
+    if (L == 2) { /* both cuts make the same pair: no scores needed */
+        pair_cycle(c, L, 0, pair);
+        return;
+    }
     for (int32_t k = 0; k < L; k++) e[k] = log_scaled(A, s, c[k], c[(k + 1) % L]);
     if (L % 2 == 0) {
         double even = 0.0, odd = 0.0;

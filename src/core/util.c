@@ -4,6 +4,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 double ildl_wtime(void)
 {
@@ -30,3 +33,15 @@ void ildl_msg(char *msg, size_t msglen, const char *fmt, ...)
 }
 
 int ildl_isfinite(double x) { return isfinite(x) ? 1 : 0; }
+
+int ildl_set_threads(int t)
+{
+#ifdef _OPENMP
+    int prev = omp_get_max_threads();
+    if (t > 0) omp_set_num_threads(t);
+    return prev;
+#else
+    (void)t;
+    return 1;
+#endif
+}

@@ -20,6 +20,10 @@ void ildl_msg(char *msg, size_t msglen, const char *fmt, ...)
 #endif
     ;
 
+/* Threads of later OpenMP parallel regions: t (> 0). Returns the previous count; without
+ * OpenMP it does nothing and returns 1. Lets tests compare results across thread counts. */
+int ildl_set_threads(int t);
+
 /* 1 if x is finite. */
 int ildl_isfinite(double x);
 

@@ -439,6 +439,47 @@ static void test_br_invariants(void **state)
     }
 }
 
+/* BR coarsens its graph row by row in parallel: the blocking (perm and bstart) must be the
+ * same for every thread count, with and without pairs, over thresholds that merge in one
+ * level, in several, or stop early. */
+static void test_br_thread_independent(void **state)
+{
+    (void)state;
+    uint64_t s = 777;
+    const double thr[] = {0.0, 0.4, 0.8};
+    const int bsz[] = {4, 32};
+    const int threads[] = {2, 3, 7};
+    int prev = ildl_set_threads(1);
+    for (int mat = 0; mat < 3; mat++) {
+        ildl_csr A;
+        if (mat == 0) ildl_test_laplace2d(40, 0.0, &A);
+        else ildl_test_random_sym(3000 * mat, 2 + 4 * mat, 1.0, 0.1, 11 + mat, &A);
+        int32_t n = A.n;
+        int32_t *pair = random_pairs(n, &s);
+        for (int ti = 0; ti < 3; ti++)
+            for (int bi = 0; bi < 2; bi++)
+                for (int usep = 0; usep < 2; usep++) {
+                    ildl_blocking R, B;
+                    ildl_set_threads(1);
+                    assert_int_equal(ildl_block_br(&A, ILDL_ORDER_AMD, usep ? pair : NULL,
+                                                   bsz[bi], thr[ti], 0.9, &R), ILDL_SUCCESS);
+                    for (int k = 0; k < 3; k++) {
+                        ildl_set_threads(threads[k]);
+                        assert_int_equal(ildl_block_br(&A, ILDL_ORDER_AMD, usep ? pair : NULL,
+                                                       bsz[bi], thr[ti], 0.9, &B), ILDL_SUCCESS);
+                        assert_int_equal(B.nb, R.nb);
+                        assert_memory_equal(B.perm, R.perm, sizeof(int32_t) * (size_t)n);
+                        assert_memory_equal(B.bstart, R.bstart, sizeof(int32_t) * ((size_t)R.nb + 1));
+                        ildl_blocking_free(&B);
+                    }
+                    ildl_blocking_free(&R);
+                }
+        free(pair);
+        ildl_csr_free(&A);
+    }
+    ildl_set_threads(prev);
+}
+
 /* No two rows of a 5-point Laplacian have similar patterns (cos < 0.6 between any two), so
  * threshold 0.8 and decay 1 merge nothing; threshold 0 merges neighbourhoods into big blocks. */
 static void test_br_laplace(void **state)
@@ -558,6 +599,7 @@ int main(void)
         cmocka_unit_test(test_rb_invariants),
         cmocka_unit_test(test_exact_blocks),
         cmocka_unit_test(test_br_invariants),
+        cmocka_unit_test(test_br_thread_independent),
         cmocka_unit_test(test_br_laplace),
         cmocka_unit_test(test_implicit_diagonal),
         cmocka_unit_test(test_invalid),
