@@ -72,7 +72,9 @@ typedef enum {
     ILDL_ORDER_RCM = 1,
     ILDL_ORDER_GMC = 2,
     ILDL_ORDER_METIS = 3,
-    ILDL_ORDER_NATURAL = 4
+    ILDL_ORDER_NATURAL = 4,
+    ILDL_ORDER_AUTO = 5 /* AMD, or METIS when AMD leaves the block graph nearly a path (depth >= 3/4
+                           of its vertices): docs/preprocessing.md; ildl_info.ordering_used says which */
 } ildl_ordering;
 typedef enum { ILDL_BLOCKING_RB = 0, ILDL_BLOCKING_BR = 1 } ildl_blocking_strategy;
 typedef enum {
@@ -110,7 +112,7 @@ typedef void (*ildl_progress_fn)(void *ctx, int iteration, double estimated_resi
 /* Options. Always initialise with ildl_options_default(); then change fields. */
 typedef struct ildl_options {
     int backend;            /* ildl_backend; default AUTO (CUDA if a GPU is usable, else CPU) */
-    int ordering;           /* ildl_ordering; default AMD */
+    int ordering;           /* ildl_ordering; default AUTO */
     int blocking;           /* ildl_blocking_strategy; default BR (docs/blocking-notes.md) */
     int scaling;            /* ildl_scaling; default MATCHING */
     int pivoting;           /* ildl_pivoting; default ROOK */
@@ -170,7 +172,9 @@ typedef struct ildl_info {
     double estimated_residual;/* SQMR's own estimate at exit */
     size_t host_bytes;        /* host memory held by the handle */
     size_t device_bytes;      /* device memory held by the handle */
-    int64_t reserved_int[16];
+    int32_t ordering_used;    /* ildl_ordering that ordered the blocks (AUTO resolved) */
+    int32_t reserved_int32;
+    int64_t reserved_int[15];
     double reserved_double[16];
 } ildl_info;
 

@@ -90,7 +90,7 @@ ILDL_API int ildl_options_default(ildl_options *o)
     if (!o) return ILDL_ERR_NULL_ARGUMENT;
     memset(o, 0, sizeof *o);
     o->backend = ILDL_BACKEND_AUTO;
-    o->ordering = ILDL_ORDER_AMD;
+    o->ordering = ILDL_ORDER_AUTO;
     o->blocking = ILDL_BLOCKING_BR;
     o->scaling = ILDL_SCALING_MATCHING;
     o->pivoting = ILDL_PIVOT_ROOK;
@@ -272,6 +272,7 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
     I->t_levels = h->an.t_levels;
     I->t_tiles = h->an.t_tiles;
     I->num_blocks = h->an.blk.nb;
+    I->ordering_used = h->an.blk.ordering_used;
     I->num_tiles = h->an.tiles.ntiles;
     int64_t nfill = 0;
     for (int64_t t = 0; t < h->an.tiles.ntiles; t++) nfill += h->an.tiles.fill_lvl[t] > 0;

@@ -17,7 +17,8 @@
 typedef struct { const char *name; int value; } named;
 static const named backends[] = {{"auto", ILDL_BACKEND_AUTO}, {"cpu", ILDL_BACKEND_CPU}, {"cuda", ILDL_BACKEND_CUDA}, {0, 0}};
 static const named orderings[] = {{"amd", ILDL_ORDER_AMD}, {"rcm", ILDL_ORDER_RCM}, {"gmc", ILDL_ORDER_GMC},
-                                  {"metis", ILDL_ORDER_METIS}, {"natural", ILDL_ORDER_NATURAL}, {0, 0}};
+                                  {"metis", ILDL_ORDER_METIS}, {"natural", ILDL_ORDER_NATURAL},
+                                  {"auto", ILDL_ORDER_AUTO}, {0, 0}};
 static const named blockings[] = {{"rb", ILDL_BLOCKING_RB}, {"br", ILDL_BLOCKING_BR}, {0, 0}};
 static const named pivots[] = {{"none", ILDL_PIVOT_NONE}, {"bk", ILDL_PIVOT_BK}, {"rook", ILDL_PIVOT_ROOK}, {0, 0}};
 static const named precisions[] = {{"double", ILDL_PREC_DOUBLE}, {"single", ILDL_PREC_SINGLE}, {"mixed", ILDL_PREC_MIXED}, {0, 0}};
@@ -72,7 +73,7 @@ static void usage(FILE *f)
         "SQMR preconditioned by a block-incomplete LDL^T. b = A*ones unless --rhs is given.\n\n"
         "options (default in brackets):\n"
         "  --backend cpu|cuda|auto       compute backend [%s]\n"
-        "  --ordering amd|rcm|gmc|metis|natural   fill-reducing ordering [%s]\n"
+        "  --ordering auto|amd|rcm|gmc|metis|natural  fill-reducing ordering (auto: AMD, METIS if AMD's block graph is a chain) [%s]\n"
         "  --blocking rb|br              blocking strategy [%s]\n"
         "  --scaling none|equilibrate|matching    scaling [%s]\n"
         "  --fill-level L                block level of fill l_f [%d]\n"
@@ -359,8 +360,11 @@ report:
     exit_code = (status == ILDL_SUCCESS && converged) ? 0 : (status == ILDL_ERR_NOT_CONVERGED || status == ILDL_ERR_BREAKDOWN) ? 1 : 2;
     if (!quiet) {
         if (h) {
-            printf("backend  %s, scaling %s, ordering %s, blocking %s, pivot %s, l_f %d, r_f %g, tau %g, precision %s\n",
+            printf("backend  %s, scaling %s, ordering %s%s%s%s, blocking %s, pivot %s, l_f %d, r_f %g, tau %g, precision %s\n",
                    name_of(backends, info.backend), name_of(scalings, opt.scaling), name_of(orderings, opt.ordering),
+                   opt.ordering == ILDL_ORDER_AUTO ? " (" : "",
+                   opt.ordering == ILDL_ORDER_AUTO ? name_of(orderings, info.ordering_used) : "",
+                   opt.ordering == ILDL_ORDER_AUTO ? ")" : "",
                    name_of(blockings, opt.blocking),
                    name_of(pivots, opt.pivoting), opt.fill_level, opt.fill_factor, opt.drop_tol, name_of(precisions, opt.precision));
             printf("analyse  %d blocks (mean %.1f rows), %lld tiles (%lld fill), %d levels, capacity %lld\n",
@@ -410,6 +414,7 @@ report:
                name_of(blockings, opt.blocking), name_of(pivots, opt.pivoting), name_of(scalings, opt.scaling),
                opt.fill_level, opt.fill_factor,
                opt.drop_tol, name_of(precisions, opt.precision));
+        printf(",\"ordering_used\":\"%s\"", name_of(orderings, info.ordering_used));
         printf(",\"tol\":%g,\"maxit\":%d", opt.tol, opt.max_iter);
         printf(",\"read_s\":");
         json_number(stdout, t_read);

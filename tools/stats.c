@@ -35,7 +35,7 @@ static int make_blocking(const ildl_csr *A, int strategy, int ordering, int max_
         return ildl_block_br(A, ordering, NULL, max_bs, thr, 0.9, blk);
     int32_t *order = malloc(sizeof(int32_t) * (size_t)A->n);
     if (!order) return ILDL_ERR_OUT_OF_MEMORY;
-    int st = ildl_order_graph(A->n, A->rowptr, A->col, ordering, order, NULL, 0);
+    int st = ildl_order_graph(A->n, A->rowptr, A->col, ordering, order, NULL, NULL, 0);
     if (!st) st = ildl_block_rb(A, order, NULL, max_bs, thr, blk);
     free(order);
     return st;

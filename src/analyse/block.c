@@ -504,6 +504,7 @@ int ildl_block_br(const ildl_csr *A, int ordering, const int32_t *pair, int max_
 {
     bgraph G = {0}, C = {0};
     int32_t *rowmap = NULL, *gmap = NULL, *operm = NULL;
+    int used = ordering;
     char msg[256];
     if (out) memset(out, 0, sizeof *out);
     int st = check_common(A, max_bs, threshold, out);
@@ -568,9 +569,10 @@ int ildl_block_br(const ildl_csr *A, int ordering, const int32_t *pair, int max_
         st = ILDL_ERR_OUT_OF_MEMORY;
         goto cleanup;
     }
-    st = ildl_order_graph(G.n, G.p, G.i, ordering, operm, msg, sizeof msg);
+    st = ildl_order_graph(G.n, G.p, G.i, ordering, operm, &used, msg, sizeof msg);
     if (st) goto cleanup;
     st = br_expand(n, rowmap, pair, G.n, operm, out);
+    if (!st) out->ordering_used = used;
 
 cleanup:
     bgraph_free(&G);

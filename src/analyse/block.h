@@ -9,6 +9,7 @@ typedef struct ildl_blocking {
     int32_t nb;      /* number of blocks */
     int32_t *perm;   /* [n] perm[new] = old: the full symmetric permutation (ordering + blocking) */
     int32_t *bstart; /* [nb+1] block b holds new rows bstart[b] .. bstart[b+1]-1 */
+    int ordering_used; /* the ordering method that was applied (AUTO resolved) */
 } ildl_blocking;
 
 /* Strategy RB: apply the given ordering order[new]=old first, then group only consecutive

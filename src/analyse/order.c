@@ -342,29 +342,90 @@ cleanup:
     return st;
 }
 
+/* ---------------------------------------------------------------- AUTO */
+
+/* Depth of graph (n, rowptr, col) eliminated in the order perm: the number of level sets of a
+ * triangular solve with its pattern, 1 + the longest chain of edges towards earlier vertices.
+ * work: 2n int32. */
+static int32_t order_depth(int32_t n, const int64_t *rowptr, const int32_t *col, const int32_t *perm,
+                           int32_t *work)
+{
+    int32_t *pinv = work, *lev = work + n, depth = 0;
+    for (int32_t k = 0; k < n; k++) pinv[perm[k]] = k;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t v = perm[k], l = 0;
+        for (int64_t p = rowptr[v]; p < rowptr[v + 1]; p++) {
+            int32_t j = pinv[col[p]];
+            if (j < k && lev[j] > l) l = lev[j];
+        }
+        lev[k] = l + 1;
+        if (l + 1 > depth) depth = l + 1;
+    }
+    return depth;
+}
+
+/* Below this many vertices a deep graph costs little either way: AUTO keeps AMD. */
+#define AUTO_MIN_VERTICES 64
+
+/* AUTO: AMD (fewest entries, most robust in docs/preprocessing.md), unless AMD leaves the
+ * graph nearly a path (depth >= 3/4 of the vertices, as on banded or staircase problems whose
+ * block graph is a chain): then METIS, whose nested dissection cuts such chains to a handful of
+ * level sets (1110 -> 6 on bloweya), if it is really shallower. *used: the method kept. */
+static int order_auto(int32_t n, const int64_t *rowptr, const int32_t *col, int32_t *perm,
+                      int *used)
+{
+    *used = ILDL_ORDER_AMD;
+    int st = ildl_order_amd(n, rowptr, col, perm);
+    if (st || n < AUTO_MIN_VERTICES) return st;
+    int32_t *work = ildl_malloc(sizeof(int32_t) * 3 * (size_t)n);
+    if (!work) return ILDL_ERR_OUT_OF_MEMORY;
+    int32_t *alt = work + 2 * (size_t)n;
+    int32_t d_amd = order_depth(n, rowptr, col, perm, work);
+    if ((int64_t)d_amd * 4 >= (int64_t)n * 3) {
+        st = ildl_order_metis(n, rowptr, col, alt);
+        if (st == ILDL_ERR_NOT_SUPPORTED) {
+            st = ILDL_SUCCESS; /* too large for METIS's index type: AMD it is */
+        } else if (!st && order_depth(n, rowptr, col, alt, work) < d_amd) {
+            memcpy(perm, alt, sizeof(int32_t) * (size_t)n);
+            *used = ILDL_ORDER_METIS;
+        }
+    }
+    free(work);
+    return st;
+}
+
 /* ---------------------------------------------------------------- dispatch and checks */
 
 int ildl_order_graph(int32_t n, const int64_t *rowptr, const int32_t *col, int method,
-                     int32_t *perm, char *msg, size_t msglen)
+                     int32_t *perm, int *used, char *msg, size_t msglen)
 {
     const char *name;
-    int st;
+    int st, kept = method;
     switch (method) {
     case ILDL_ORDER_AMD: name = "AMD"; st = ildl_order_amd(n, rowptr, col, perm); break;
     case ILDL_ORDER_RCM: name = "RCM"; st = ildl_order_rcm(n, rowptr, col, perm); break;
     case ILDL_ORDER_GMC: name = "GMC"; st = ildl_order_gmc(n, rowptr, col, perm); break;
     case ILDL_ORDER_METIS: name = "METIS"; st = ildl_order_metis(n, rowptr, col, perm); break;
+    case ILDL_ORDER_AUTO:
+        name = "AUTO (AMD or METIS)";
+        if (bad_args(n, rowptr, col, perm)) {
+            st = ILDL_ERR_INTERNAL;
+            break;
+        }
+        st = order_auto(n, rowptr, col, perm, &kept);
+        break;
     case ILDL_ORDER_NATURAL:
         if (n < 0 || (n > 0 && !perm)) {
             ildl_msg(msg, msglen, "natural ordering: invalid arguments (n = %d)", (int)n);
             return ILDL_ERR_INTERNAL;
         }
         identity(n, perm);
+        if (used) *used = method;
         return ILDL_SUCCESS;
     default:
         ildl_msg(msg, msglen, "ordering method %d is not one of AMD (%d), RCM (%d), GMC (%d), "
-                 "METIS (%d), NATURAL (%d)", method, ILDL_ORDER_AMD, ILDL_ORDER_RCM,
-                 ILDL_ORDER_GMC, ILDL_ORDER_METIS, ILDL_ORDER_NATURAL);
+                 "METIS (%d), NATURAL (%d), AUTO (%d)", method, ILDL_ORDER_AMD, ILDL_ORDER_RCM,
+                 ILDL_ORDER_GMC, ILDL_ORDER_METIS, ILDL_ORDER_NATURAL, ILDL_ORDER_AUTO);
         return ILDL_ERR_INVALID_OPTION;
     }
     if (st == ILDL_ERR_OUT_OF_MEMORY)
@@ -374,6 +435,7 @@ int ildl_order_graph(int32_t n, const int64_t *rowptr, const int32_t *col, int m
     else if (st != ILDL_SUCCESS)
         ildl_msg(msg, msglen, "%s ordering failed (invalid graph or library error, n = %d)", name,
                  (int)n);
+    if (!st && used) *used = kept;
     return st;
 }
 

@@ -6,10 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Dispatch on method (ildl_ordering). Returns ILDL_SUCCESS, ILDL_ERR_INVALID_OPTION,
+/* Dispatch on method (ildl_ordering); *used (may be NULL) receives the method whose order was
+ * returned (AUTO: AMD or METIS). Returns ILDL_SUCCESS, ILDL_ERR_INVALID_OPTION,
  * ILDL_ERR_OUT_OF_MEMORY or ILDL_ERR_INTERNAL (library failure), with msg set on failure. */
 int ildl_order_graph(int32_t n, const int64_t *rowptr, const int32_t *col, int method,
-                     int32_t *perm, char *msg, size_t msglen);
+                     int32_t *perm, int *used, char *msg, size_t msglen);
 
 int ildl_order_amd(int32_t n, const int64_t *rowptr, const int32_t *col, int32_t *perm);
 int ildl_order_rcm(int32_t n, const int64_t *rowptr, const int32_t *col, int32_t *perm);

@@ -14,7 +14,7 @@
 #include <string.h>
 
 static const int all_methods[] = {ILDL_ORDER_AMD, ILDL_ORDER_RCM, ILDL_ORDER_GMC,
-                                  ILDL_ORDER_METIS, ILDL_ORDER_NATURAL};
+                                  ILDL_ORDER_METIS, ILDL_ORDER_NATURAL, ILDL_ORDER_AUTO};
 #define NMETHODS ((int)(sizeof all_methods / sizeof all_methods[0]))
 
 /* Order A with method, asserting success and a valid permutation; returns malloc'ed perm. */
@@ -23,7 +23,7 @@ static int32_t *order_ok(const ildl_csr *A, int method)
     int32_t *perm = malloc(sizeof(int32_t) * (size_t)(A->n > 0 ? A->n : 1));
     char msg[256] = "";
     assert_non_null(perm);
-    int st = ildl_order_graph(A->n, A->rowptr, A->col, method, perm, msg, sizeof msg);
+    int st = ildl_order_graph(A->n, A->rowptr, A->col, method, perm, NULL, msg, sizeof msg);
     if (st != ILDL_SUCCESS) print_message("method %d: %s\n", method, msg);
     assert_int_equal(st, ILDL_SUCCESS);
     assert_true(ildl_is_permutation(A->n, perm));
@@ -335,16 +335,76 @@ static void test_gmc_levels(void **state)
     ildl_csr_free(&A);
 }
 
+/* A path of n vertices (tridiagonal pattern) in the natural order or, with `stride` > 1,
+ * visited in the order 0, stride, 2 stride, ... (mod n) so that no ordering sees it sorted. */
+static void path_graph(int32_t n, int32_t stride, ildl_csr *A)
+{
+    int32_t *ti = malloc(sizeof(int32_t) * 3 * (size_t)n), *tj = malloc(sizeof(int32_t) * 3 * (size_t)n);
+    double *tv = malloc(sizeof(double) * 3 * (size_t)n);
+    assert_true(ti && tj && tv);
+    int64_t t = 0;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t v = (int32_t)(((int64_t)k * stride) % n), w = (int32_t)(((int64_t)(k + 1) * stride) % n);
+        ti[t] = v; tj[t] = v; tv[t++] = 4.0;
+        if (k + 1 < n) {
+            ti[t] = v; tj[t] = w; tv[t++] = -1.0;
+            ti[t] = w; tj[t] = v; tv[t++] = -1.0;
+        }
+    }
+    ildl_test_csr_from_triplets(n, t, ti, tj, tv, A);
+    free(ti); free(tj); free(tv);
+}
+
+/* AUTO returns AMD's order unless AMD's depth is >= 3/4 of the vertices; then METIS's, if that
+ * is shallower. Checked against AMD and METIS run here, on a grid (AMD is shallow) and on paths
+ * (a chain, whatever order the vertices come in). */
+static void test_auto_rule(void **state)
+{
+    (void)state;
+    ildl_csr G[3] = {{0}};
+    ildl_test_laplace2d(30, 0.0, &G[0]);
+    path_graph(500, 1, &G[1]);
+    path_graph(499, 7, &G[2]);
+    int switched = 0;
+    for (int g = 0; g < 3; g++) {
+        ildl_csr *A = &G[g];
+        int32_t *amd = order_ok(A, ILDL_ORDER_AMD), *met = order_ok(A, ILDL_ORDER_METIS);
+        int32_t *perm = malloc(sizeof(int32_t) * (size_t)A->n);
+        char msg[256] = "";
+        int used = -1;
+        assert_non_null(perm);
+        assert_int_equal(ildl_order_graph(A->n, A->rowptr, A->col, ILDL_ORDER_AUTO, perm, &used, msg, sizeof msg),
+                         ILDL_SUCCESS);
+        int32_t la = num_levels(A, amd), lm = num_levels(A, met);
+        print_message("graph %d: n %d, AMD depth %d, METIS depth %d, AUTO chose %s\n", g, (int)A->n, (int)la,
+                      (int)lm, used == ILDL_ORDER_METIS ? "METIS" : "AMD");
+        int chain = (int64_t)la * 4 >= (int64_t)A->n * 3;
+        if (chain && lm < la) {
+            assert_int_equal(used, ILDL_ORDER_METIS);
+            assert_memory_equal(perm, met, sizeof(int32_t) * (size_t)A->n);
+            switched++;
+        } else {
+            assert_int_equal(used, ILDL_ORDER_AMD);
+            assert_memory_equal(perm, amd, sizeof(int32_t) * (size_t)A->n);
+        }
+        if (g == 0) assert_int_equal(used, ILDL_ORDER_AMD); /* a grid is never a chain */
+        free(amd); free(met); free(perm);
+        ildl_csr_free(A);
+    }
+    print_message("AUTO switched to METIS on %d of 3 graphs\n", switched);
+    assert_true(switched >= 1); /* the paths exercise the switch (AMD's depth on them: n - 1) */
+}
+
 static void test_invalid_method(void **state)
 {
     (void)state;
     ildl_csr A = {0};
     ildl_test_laplace2d(4, 0.0, &A);
     int32_t perm[16];
-    const int bad[] = {-1, 5, 99};
+    const int bad[] = {-1, 6, 99};
     for (int k = 0; k < 3; k++) {
         char msg[256] = "";
-        int st = ildl_order_graph(A.n, A.rowptr, A.col, bad[k], perm, msg, sizeof msg);
+        int st = ildl_order_graph(A.n, A.rowptr, A.col, bad[k], perm, NULL, msg, sizeof msg);
         assert_int_equal(st, ILDL_ERR_INVALID_OPTION);
         assert_true(strlen(msg) > 0);
     }
@@ -373,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_fill_amd_metis),
         cmocka_unit_test(test_rcm_bandwidth),
         cmocka_unit_test(test_gmc_levels),
+        cmocka_unit_test(test_auto_rule),
         cmocka_unit_test(test_invalid_method),
         cmocka_unit_test(test_is_permutation),
     };
