@@ -20,6 +20,7 @@ mkdir -p "$OUTDIR" "$GEN"
 export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64"
 B=build-cuda
 [ -s "$OUTDIR/bandwidth.json" ] || $B/bench/baseline/ildl-bandwidth > "$OUTDIR/bandwidth.json"
+[ -s "$OUTDIR/handoff.json" ] || $B/bench/baseline/ildl-handoff > "$OUTDIR/handoff.json"
 while read -r name gen args; do
   case "$name" in ''|'#'*) continue ;; esac
   f="$GEN/$name.mtx"

@@ -4,7 +4,7 @@
 usage: render_benchmarks.py DIR [DIR...] [--plots PLOTDIR] [--plots-rel REL] [--note TEXT]...
                                                                                -> markdown on stdout
        render_benchmarks.py DIR --summary                                      -> short table
-Each DIR may hold meta.json, bandwidth.json, bench.jsonl (bench/device-bench.sh: shared matrices),
+Each DIR may hold meta.json, bandwidth.json, handoff.json (ildl-handoff), bench.jsonl (bench/device-bench.sh: shared matrices),
 large.jsonl (bench/device-large.sh: generated problems) and baseline.jsonl (ildl-baseline).
 Every number comes from these files; nothing is typed by hand."""
 import json, os, statistics, sys
@@ -15,6 +15,7 @@ import svgplot  # noqa: E402
 PAPER_BAB5 = {"setup": 0.10, "analysis": 0.00, "solve": 0.05, "iterations": 8, "gpu": "Titan V",
               "params": "RB, AMD, l_f 1, r_f 8, tau 1e-8, Rook, double"}
 VECTORS_PER_ITERATION = 12  # n-vectors SQMR reads or writes per iteration (SpMV, dots, updates)
+HANDOFF = None  # ildl-handoff's result: the latency of one cross-SM dependency step
 
 
 def jsonl(path):
@@ -31,6 +32,11 @@ def jsonl(path):
 
 def load(dirs):
     meta, bw, small, large, base = {}, None, [], [], []
+    global HANDOFF
+    for d in dirs:
+        p = os.path.join(d, "handoff.json")
+        if os.path.exists(p) and os.path.getsize(p) and HANDOFF is None:
+            HANDOFF = json.load(open(p))
     for d in dirs:
         p = os.path.join(d, "meta.json")
         if os.path.exists(p) and not meta:
@@ -112,6 +118,7 @@ def ratios(by):
         c, g = v.get("cpu"), v.get("cuda")
         if c and g and c.get("iterations") and g.get("iterations") and g["factor_s"] > 0:
             out.append({"m": m, "levels": g["levels"], "n": g["n"], "it": per_it(c) / per_it(g),
+                        "its": g["iterations"],
                         "factor": c["factor_s"] / g["factor_s"], "tts": total(c) / total(g),
                         "conv": c["converged"] and g["converged"]})
     return out
@@ -124,12 +131,14 @@ def ratio_table(rs, title):
     print("| matrix | n | levels | per SQMR iteration | factorization | time to solution |")
     print("|---|---:|---:|---:|---:|---:|")
     for r in rs:
-        print(f"| {r['m']} | {r['n']} | {r['levels']} | {r['it']:.2f} | {r['factor']:.2f} | {r['tts']:.2f} |")
+        tts = f"{r['tts']:.2f}" if r["conv"] else f"({r['tts']:.2f}: {r['its']} iterations, not converged)"
+        print(f"| {r['m']} | {r['n']} | {r['levels']} | {r['it']:.2f} | {r['factor']:.2f} | {tts} |")
     print(f"\nMedians: per iteration {statistics.median(r['it'] for r in rs):.2f}, factorization "
           f"{statistics.median(r['factor'] for r in rs):.2f}, time to solution "
           f"{statistics.median(r['tts'] for r in rs):.2f}. The GPU is faster per iteration on "
           f"{sum(r['it'] > 1 for r in rs)} of {len(rs)}, in factorization on {sum(r['factor'] > 1 for r in rs)}, "
-          f"in time to solution on {sum(r['tts'] > 1 for r in rs)}.")
+          f"in time to solution on {sum(r['tts'] > 1 for r in rs if r['conv'])} of the "
+          f"{sum(1 for r in rs if r['conv'])} that converged.")
 
 
 def baseline_section(by, base, label):
@@ -247,17 +256,34 @@ def targets(large, bw):
     if not rows:
         return
     print("\n## Targets at n ≥ 1M (H200)\n")
-    print("| matrix | n | GPU factor s (target < 1 s) | time to solution CPU/GPU (target ≥ 10) | "
-          "per iteration CPU/GPU | GPU per iteration / bandwidth floor (target ≤ 2) |")
-    print("|---|---:|---:|---:|---:|---:|")
+    if HANDOFF:
+        print(f"Latency bound: one level of a block triangular solve cannot take less than one cross-SM "
+              f"dependency step, measured in the same run by `ildl-handoff` at {HANDOFF['handoff_us']:.2f} µs "
+              f"(wait, read 32 values, publish; {HANDOFF['handoff_trsv_us']:.2f} µs with a 32-step "
+              f"substitution). So one SQMR iteration takes at least 2 × levels × that, whatever the bytes; "
+              f"the last column is that bound over the bandwidth floor.\n")
+    print("| matrix | n | levels | GPU factor s (target < 1 s) | time to solution CPU/GPU (target ≥ 10) | "
+          "per iteration CPU/GPU | GPU per iteration / bandwidth floor (target ≤ 2) | latency bound / floor |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for m, c, g in rows:
         pi = per_it(c)
         fl = floor_s(c, bw)
-        tts = f"{total(g) / total(c):.1f}" if g else "—"
+        if g and c["converged"] and g["converged"]:
+            tts = f"{total(g) / total(c):.1f}"
+        elif g:
+            tts = f"not converged in {c['iterations']} iterations (CPU and GPU agree)"
+        else:
+            tts = "—"
         pit = f"{per_it(g) / pi:.1f}" if g and pi and per_it(g) else "—"
-        print(f"| {m} | {c['n']} | {c['factor_s']:.2f} | {tts} | {pit} | "
-              f"{(pi / fl) if (pi and fl) else float('nan'):.0f} |")
+        lb = (f"{2 * c['levels'] * HANDOFF['handoff_us'] * 1e-6 / fl:.1f}" if HANDOFF and fl else "—")
+        print(f"| {m} | {c['n']} | {c['levels']} | {c['factor_s']:.2f} | {tts} | {pit} | "
+              f"{(pi / fl) if (pi and fl) else float('nan'):.0f} | {lb} |")
 
+
+
+def r_first(rows, key):
+    """The value of key in the first row that has it ('?' if none)."""
+    return next((r[key] for r in rows if key in r), "?")
 
 
 def not_run(meta, small_by):
@@ -275,9 +301,11 @@ def verdict(small_rs, large_rs, large_by, small_by):
     for label, rs in (("shared matrices", small_rs), ("generated matrices", large_rs)):
         if not rs:
             continue
-        win = [r["m"] for r in rs if r["tts"] > 1]
-        lose = [r["m"] for r in rs if r["tts"] <= 1]
-        print(f"- {label}: the GPU backend wins time to solution on {len(win)} of {len(rs)}"
+        conv = [r for r in rs if r["conv"]]
+        win = [r["m"] for r in conv if r["tts"] > 1]
+        lose = [r["m"] for r in conv if r["tts"] <= 1]
+        print(f"- {label}: of the {len(conv)} that converged on both backends, the GPU backend wins time to "
+              f"solution on {len(win)}"
               + (f" ({', '.join(win)})" if win and len(win) <= 12 else "")
               + (f"; the CPU backend wins on {', '.join(lose)}" if lose and len(lose) <= 12 else
                  (f"; the CPU backend wins on {len(lose)}" if lose else "")) + ".")
@@ -337,14 +365,21 @@ def main():
     targets(large, bw)
     if small:
         print("\n## Shared matrices (library defaults)\n")
+        used = sorted({r.get("ordering_used") for r in small if r.get("ordering_used")})
+        print(f"Ordering {r_first(small, 'ordering')}"
+              + ("; applied: " + ", ".join(f"{o} on {sum(1 for r in small if r.get('ordering_used') == o) // 2}"
+                                           for o in used) + " matrices" if used else "") + ".\n")
         run_table(sorted(small, key=lambda r: (name_of(r), r["backend"])), bw, True)
         ratio_table(srs, "Ratios, CPU time / GPU time (above 1: the GPU wins):")
         baseline_section(small_by, base, "shared matrices")
     if large:
         print("\n## Generated matrices (bench/gen, docs/generators.md)\n")
-        print("Library defaults (BR blocking, matching, AMD, l_f 1, r_f 8, τ 1e-4, Rook), except bab5 (the paper's "
-              "parameters, below). SQMR stops after MAXIT_LARGE = 300 iterations here (bench/device-report.sh); "
-              "`runs` is the number of runs the times are the median of.\n")
+        maxits = sorted({r.get("maxit") for r in large if r.get("maxit")})
+        orders = sorted({r.get("ordering_used") or r.get("ordering", "?") for r in large})
+        print(f"Library defaults (BR blocking, matching, ordering {r_first(large, 'ordering')} (applied: "
+              f"{', '.join(orders)}), l_f 1, r_f 8, τ 1e-4, Rook), except bab5 (the paper's "
+              f"parameters, below). SQMR iteration limit: {', '.join(str(m) for m in maxits)} "
+              "(bench/device-report.sh); `runs` is the number of runs the times are the median of.\n")
         run_table(sorted(large, key=lambda r: (r["n"], name_of(r), r.get("blocking", ""), r["backend"])), bw, True)
         ratio_table(lrs, "Ratios, CPU time / GPU time (above 1: the GPU wins):")
         baseline_section(group(large), base, "generated matrices")
