@@ -22,7 +22,7 @@ sub() { grep -E "$1" bench/suite-large.txt > /tmp/ildl-suite-part.txt; }
 case "$PART" in
   small) BASELINE=${BASELINE:-1} BASELINE_REPEAT=5 bash bench/device-bench.sh small 5 ;;
   small-rest) BASELINE_REPEAT=5 bash bench/device-bench.sh .devdata/small-rest.txt 5 ;;
-  large-small) sub '^(bab5|[a-z]+[0-9]+-100k) '; BASELINE=1 bash bench/device-large.sh /tmp/ildl-suite-part.txt 5 5 "$MAXIT_LARGE" ;;
+  large-small) sub '^(bab5|[a-z]+[0-9]+-100k) '; BASELINE=${BASELINE:-1} bash bench/device-large.sh /tmp/ildl-suite-part.txt 5 5 "$MAXIT_LARGE" ;;
   large-1m) sub '^[a-z]+[0-9]+-1m '; BASELINE=${BASELINE:-1} bash bench/device-large.sh /tmp/ildl-suite-part.txt 5 "${REPEAT_CPU:-5}" "$MAXIT_LARGE" ;;
   large-3m) sub '^[a-z]+[0-9]+-3m '; BASELINE=${BASELINE:-1} bash bench/device-large.sh /tmp/ildl-suite-part.txt 5 "${REPEAT_CPU:-5}" "$MAXIT_LARGE" ;;
   large-big) sub '^[a-z]+[0-9]+-[13]m '; BASELINE=${BASELINE:-1} bash bench/device-large.sh /tmp/ildl-suite-part.txt 5 "${REPEAT_CPU:-5}" "$MAXIT_LARGE" ;;

@@ -135,7 +135,7 @@ static int plan_chunks(ildl_cuda_ctx *c, const ildl_tiles *T, int32_t *rowbase, 
 }
 
 /* Warps per block of the forward and backward solve kernels: ILDL_SOLVE_WARPS="F,B" or "W"
- * (4 or 8 each; anything else: the default) for experiments, else the defaults, the fastest
+ * (2, 4 or 8 each; anything else: the default) for experiments, else the defaults, the fastest
  * measured at n = 1M (perf-notes §13). */
 static void solve_warps_default(int *wf, int *wb)
 {

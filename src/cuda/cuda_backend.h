@@ -52,7 +52,7 @@ int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x, const ildl_sqmr
 
 /* Choose the schedule of the block triangular solves (ILDL_SCHEDULE_*). */
 int ildl_cuda_set_schedule(ildl_cuda_ctx *c, int schedule);
-/* Warps per block of the forward and backward triangular-solve kernels (4 or 8 each): speed
+/* Warps per block of the forward and backward triangular-solve kernels (2, 4 or 8 each): speed
  * only, the results are bit for bit the same. Returns ILDL_ERR_INVALID_OPTION otherwise. */
 int ildl_cuda_set_solve_warps(ildl_cuda_ctx *c, int warps_forward, int warps_backward);
 

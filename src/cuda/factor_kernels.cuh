@@ -36,16 +36,16 @@ __global__ void k_phase_c(dev_tiles T, const int32_t *rows, int32_t nrows, const
                           const int32_t *tile_rr, const int32_t *tile_s, double *inflight,
                           const int64_t *need, factor_state *st);
 
-/* Block triangular solves (solve.cu). A block of `warps` warps (4 or 8, per direction) takes a
+/* Block triangular solves (solve.cu). A block of `warps` warps (2, 4 or 8, per direction) takes a
  * block row; its off-diagonal tiles are spread over the warps and their sums combined in tile
  * order, so the count changes the speed, not the result. */
 __global__ void k_dsolve(dev_tiles T, double *x);
 __global__ void k_syncfree_begin(int *epoch, int *tickets);
 enum { SOLVE_FORWARD_LEVEL, SOLVE_BACKWARD_LEVEL, SOLVE_FORWARD_SYNCFREE, SOLVE_BACKWARD_SYNCFREE };
-/* Warps per solve block unless ILDL_SOLVE_WARPS="F,B" says otherwise: 4 and 4 was the fastest
- * at n = 1M (more, smaller blocks resident: perf-notes §13). */
+/* Warps per solve block unless ILDL_SOLVE_WARPS="F,B" says otherwise: 4 forward and 2 backward
+ * were the fastest at n = 1M (more, smaller blocks resident: perf-notes §13, §16). */
 #define ILDL_SOLVE_WARPS_FORWARD 4
-#define ILDL_SOLVE_WARPS_BACKWARD 4
+#define ILDL_SOLVE_WARPS_BACKWARD 2
 int solve_warps_valid(int warps);
 /* Raise the solve kernels' shared-memory limits for warps_f (forward) and warps_b (backward)
  * warps per block; how many blocks of the sync-free kernels fit on one SM. */

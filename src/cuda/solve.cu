@@ -9,7 +9,7 @@
  *
  * A block of W warps takes a block row: each warp stages an off-diagonal tile in shared memory
  * before it waits for the row the tile depends on, and warp 0 combines the partial sums in tile
- * order, so W (4 or 8, per direction) changes the speed, never a bit of the result.
+ * order, so W (2, 4 or 8, per direction) changes the speed, never a bit of the result.
  *
  * A row's arithmetic is the same in both schedules and reads only final values, so both give
  * bit-identical results; the sync-free one removes the per-level launch gaps that dominate
@@ -349,13 +349,15 @@ template <int W> static cudaError_t configure_w(bool forward, int *per_sm)
     return e;
 }
 
-int solve_warps_valid(int warps) { return warps == 4 || warps == 8; }
+int solve_warps_valid(int warps) { return warps == 2 || warps == 4 || warps == 8; }
 
 cudaError_t solve_configure(int warps_f, int warps_b, int *fwd_per_sm, int *bwd_per_sm)
 {
-    cudaError_t e = warps_f == 4 ? configure_w<4>(true, fwd_per_sm) : configure_w<8>(true, fwd_per_sm);
+    cudaError_t e = warps_f == 2 ? configure_w<2>(true, fwd_per_sm)
+                  : warps_f == 4 ? configure_w<4>(true, fwd_per_sm) : configure_w<8>(true, fwd_per_sm);
     if (e != cudaSuccess) return e;
-    return warps_b == 4 ? configure_w<4>(false, bwd_per_sm) : configure_w<8>(false, bwd_per_sm);
+    return warps_b == 2 ? configure_w<2>(false, bwd_per_sm)
+         : warps_b == 4 ? configure_w<4>(false, bwd_per_sm) : configure_w<8>(false, bwd_per_sm);
 }
 
 template <int W>
@@ -374,7 +376,8 @@ static void launch_w(int kind, unsigned grid, cudaStream_t s, const dev_tiles &T
 void solve_launch(int warps, int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
                   double *x, int *done, int *ticket, const int *epoch)
 {
-    if (warps == 4) launch_w<4>(kind, grid, s, T, rows, x, done, ticket, epoch);
+    if (warps == 2) launch_w<2>(kind, grid, s, T, rows, x, done, ticket, epoch);
+    else if (warps == 4) launch_w<4>(kind, grid, s, T, rows, x, done, ticket, epoch);
     else launch_w<8>(kind, grid, s, T, rows, x, done, ticket, epoch);
 }
 
