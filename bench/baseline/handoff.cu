@@ -6,6 +6,8 @@
  * this latency is a lower bound on one SQMR iteration, whatever the bytes.
  *   variant "bare":  wait, read 32 values, write 32 values, publish
  *   variant "trsv":  the same plus a 32-step dependent warp substitution (a diagonal-tile solve)
+ *   variant "acqrel": bare, with an acquire-load poll and a release store of the flag instead of
+ *                     volatile poll + fence and fence + atomicExch ("spin": without back-off)
  * Prints one JSON object with the median microseconds per step of 7 runs; exit 2 without a GPU.
  *   usage: ildl-handoff [L] */
 #include <cuda_runtime.h>
@@ -27,13 +29,34 @@ __device__ __forceinline__ void wait_flag(const int *flags, int s, int epoch)
     __syncwarp();
 }
 
-__global__ void k_chain(int *flags, double *x, int L, int epoch, int trsv)
+/* The same wait with an acquire load instead of volatile load + fence; `sleep` 0: spin. */
+__device__ __forceinline__ void wait_flag_acquire(const int *flags, int s, int epoch, int sleep)
+{
+    if ((threadIdx.x & 31) == 0) {
+        unsigned ns = 8;
+        int v;
+        for (;;) {
+            asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(flags + s) : "memory");
+            if (v == epoch) break;
+            if (sleep) {
+                __nanosleep(ns);
+                if (ns < 64) ns *= 2;
+            }
+        }
+    }
+    __syncwarp();
+}
+
+/* protocol 0: the sync-free solve's (volatile poll + fence; fence + atomicExch);
+ * 1: acquire load / release store; 2: as 1 without the sleep back-off */
+__global__ void k_chain(int *flags, double *x, int L, int epoch, int trsv, int protocol)
 {
     int lane = threadIdx.x & 31;
     for (int s = blockIdx.x; s < L; s += gridDim.x) {
         double v = 1.0;
         if (s > 0) {
-            wait_flag(flags, s - 1, epoch);
+            if (protocol == 0) wait_flag(flags, s - 1, epoch);
+            else wait_flag_acquire(flags, s - 1, epoch, protocol == 1);
             v = __ldcg(x + (size_t)(s - 1) * 32 + lane);
         }
         if (trsv) {
@@ -44,9 +67,14 @@ __global__ void k_chain(int *flags, double *x, int L, int epoch, int trsv)
             }
         }
         x[(size_t)s * 32 + lane] = v * 0.5;
-        __threadfence();
-        __syncwarp();
-        if (lane == 0) atomicExch(flags + s, epoch);
+        if (protocol == 0) {
+            __threadfence();
+            __syncwarp();
+            if (lane == 0) atomicExch(flags + s, epoch);
+        } else {
+            __syncwarp(); /* orders the lanes' writes before lane 0's release (cumulative) */
+            if (lane == 0) asm volatile("st.release.gpu.global.s32 [%0], %1;" :: "l"(flags + s), "r"(epoch) : "memory");
+        }
     }
 }
 
@@ -57,17 +85,17 @@ static int cmp_float(const void *a, const void *b)
 }
 
 /* Median microseconds per step of REPS chains; epochs continue from *epoch. -1 on failure. */
-static double time_chain(int *flags, double *x, int L, int G, int trsv, int *epoch)
+static double time_chain(int *flags, double *x, int L, int G, int trsv, int protocol, int *epoch)
 {
     cudaEvent_t e0 = NULL, e1 = NULL;
     float ms[REPS];
     double us = -1.0;
     if (cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess) goto cleanup;
-    k_chain<<<G, 32>>>(flags, x, L, ++*epoch, trsv); /* warm-up */
+    k_chain<<<G, 32>>>(flags, x, L, ++*epoch, trsv, protocol); /* warm-up */
     if (cudaDeviceSynchronize() != cudaSuccess) goto cleanup;
     for (int r = 0; r < REPS; r++) {
         cudaEventRecord(e0, 0);
-        k_chain<<<G, 32>>>(flags, x, L, ++*epoch, trsv);
+        k_chain<<<G, 32>>>(flags, x, L, ++*epoch, trsv, protocol);
         cudaEventRecord(e1, 0);
         if (cudaEventSynchronize(e1) != cudaSuccess || cudaEventElapsedTime(&ms[r], e0, e1) != cudaSuccess)
             goto cleanup;
@@ -99,14 +127,17 @@ int main(int argc, char **argv)
         goto cleanup;
     }
     {
-        double bare = time_chain(flags, x, L, G, 0, &epoch);
-        double trsv = time_chain(flags, x, L, G, 1, &epoch);
-        if (bare < 0 || trsv < 0) {
+        double bare = time_chain(flags, x, L, G, 0, 0, &epoch);
+        double trsv = time_chain(flags, x, L, G, 1, 0, &epoch);
+        double acq = time_chain(flags, x, L, G, 0, 1, &epoch);
+        double spin = time_chain(flags, x, L, G, 0, 2, &epoch);
+        if (bare < 0 || trsv < 0 || acq < 0 || spin < 0) {
             fprintf(stderr, "ildl-handoff: %s\n", cudaGetErrorString(cudaGetLastError()));
             goto cleanup;
         }
-        printf("{\"device\":\"%s\",\"sms\":%d,\"steps\":%d,\"handoff_us\":%.3f,\"handoff_trsv_us\":%.3f}\n",
-               prop.name, G, L, bare, trsv);
+        printf("{\"device\":\"%s\",\"sms\":%d,\"steps\":%d,\"handoff_us\":%.3f,\"handoff_trsv_us\":%.3f,"
+               "\"handoff_acqrel_us\":%.3f,\"handoff_acqrel_spin_us\":%.3f}\n",
+               prop.name, G, L, bare, trsv, acq, spin);
         rc = 0;
     }
 cleanup:

@@ -221,6 +221,43 @@ static int set_offsets(ildl_tiles *T)
     return ILDL_SUCCESS;
 }
 
+/* Sort seq[0..m) (tile ids) by key[dep(t)] (ascending, or descending if desc), then by dep. */
+static void sort_by_level(int64_t *seq, int64_t m, const int32_t *dep, const int32_t *key, int desc)
+{
+    for (int64_t a = 1; a < m; a++) { /* rows have tens of tiles: insertion sort */
+        int64_t t = seq[a];
+        int32_t kt = desc ? -key[dep[t]] : key[dep[t]], dt = dep[t];
+        int64_t b = a - 1;
+        for (; b >= 0; b--) {
+            int64_t u = seq[b];
+            int32_t ku = desc ? -key[dep[u]] : key[dep[u]];
+            if (ku < kt || (ku == kt && dep[u] < dt)) break;
+            seq[b + 1] = u;
+        }
+        seq[b + 1] = t;
+    }
+}
+
+/* fwd_seq and bwd_seq (see tiles.h): per block row, independent, so in parallel. */
+static int set_solve_order(ildl_tiles *T)
+{
+    int64_t nt = T->ntiles;
+    T->fwd_seq = ildl_malloc((size_t)nt * sizeof(int64_t));
+    T->bwd_seq = ildl_malloc((size_t)nt * sizeof(int64_t));
+    if (!T->fwd_seq || !T->bwd_seq) return ILDL_ERR_OUT_OF_MEMORY;
+    memcpy(T->fwd_seq, T->col_tiles, (size_t)nt * sizeof(int64_t));
+    for (int64_t t = 0; t < nt; t++) T->bwd_seq[t] = t;
+#pragma omp parallel for schedule(dynamic, 256)
+    for (int32_t i = 0; i < T->nb; i++) {
+        int64_t q0 = T->col_ptr[i], q = q0;
+        while (q < T->col_ptr[i + 1] && T->row[T->col_tiles[q]] < i) q++;
+        sort_by_level(T->fwd_seq + q0, q - q0, T->row, T->row_level, 0);
+        int64_t t0 = T->row_ptr[i] + 1;
+        sort_by_level(T->bwd_seq + t0, T->row_ptr[i + 1] - t0, T->col, T->row_level, 1);
+    }
+    return ILDL_SUCCESS;
+}
+
 /* Factor storage: val/idx of total_cap, per-tile off/nnz, per-row pivots and D. */
 static int alloc_factor(ildl_tiles *T)
 {
@@ -269,6 +306,7 @@ int ildl_tiles_build(const ildl_csr *Ap, const int64_t *src_index, const int32_t
         goto cleanup;
     if ((status = set_formats(fill_factor, out)) != ILDL_SUCCESS) goto cleanup;
     if ((status = set_offsets(out)) != ILDL_SUCCESS) goto cleanup;
+    if ((status = set_solve_order(out)) != ILDL_SUCCESS) goto cleanup;
     status = alloc_factor(out);
 
 cleanup:
@@ -308,6 +346,8 @@ void ildl_tiles_free(ildl_tiles *T)
     free(T->format);
     free(T->cap);
     free(T->cap_off);
+    free(T->fwd_seq);
+    free(T->bwd_seq);
     free(T->tile_order);
     free(T->off);
     free(T->nnz);

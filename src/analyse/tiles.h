@@ -59,6 +59,13 @@ typedef struct ildl_tiles {
     int64_t *cap_off;     /* [ntiles] static offset: tiles ordered by the level of their block
                            * row, then by tile id; cap_off[t] = sum of cap of earlier tiles */
     int64_t *tile_order;  /* [ntiles] tile ids in storage order (level, then id) */
+    /* the order in which the solves subtract a block row's off-diagonal tiles: by when the
+     * block they depend on is solved, earliest first, so that on the GPU the last wait of a
+     * row comes last (the CPU reference uses the same order, so results stay bit-identical) */
+    int64_t *fwd_seq;     /* [ntiles] for column i, fwd_seq[col_ptr[i]..]: the tiles (k,i), k < i,
+                           * by level of k ascending, then k; then the rest of col_tiles */
+    int64_t *bwd_seq;     /* [ntiles] for row i, bwd_seq[row_ptr[i]] = the diagonal tile, then
+                           * the tiles (i,j), j > i, by level of j DEScending, then j */
     int64_t total_cap;    /* sum of cap */
 
     /* factor storage: written by a factorization */

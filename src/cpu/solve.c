@@ -4,12 +4,14 @@
  * order, so the result does not depend on the number of threads.
  *
  * Per-tile operations (the CUDA kernels mirror them one to one):
- *   forward  x_i -= U_ki^T x_k for the tiles of column i, k ascending; per tile
+ *   forward  x_i -= U_ki^T x_k for the tiles of column i in the order fwd_seq (level of k
+ *            ascending, then k: the order in which the x_k become final); per tile
  *            s_c = sum_{l ascending} U_ki(l,c) x_k(l), then x_i(c) -= s_c;
  *            then x_i(r) -= sum_{l<r ascending} U_ii(l,r) x_i(l) for r ascending.
  *   D        1x1: x /= d; 2x2 [a b; b c]: det = a c - b b,
  *            x0' = (c x0 - b x1) / det, x1' = (a x1 - b x0) / det.
- *   backward x_i -= U_ij x_j for the tiles of row i, j ascending; per tile
+ *   backward x_i -= U_ij x_j for the tiles of row i in the order bwd_seq (level of j
+ *            descending, then j); per tile
  *            s_r = sum_{c ascending} U_ij(r,c) x_j(c), then x_i(r) -= s_r;
  *            then x_i(r) -= sum_{c>r DEScending} U_ii(r,c) x_i(c) for r descending.
  * A sparse tile visits its entries in ascending local index, which for each output entry
@@ -88,9 +90,9 @@ static void forward_row(const ildl_tiles *T, int32_t i, double *x)
     int mi = ildl_tiles_block_size(T, i);
     double *xi = x + T->bstart[i];
     for (int64_t q = T->col_ptr[i]; q < T->col_ptr[i + 1]; q++) {
-        int64_t t = T->col_tiles[q];
+        int64_t t = T->fwd_seq[q];
         int32_t k = T->row[t];
-        if (k >= i) break;
+        if (k >= i) break; /* the tiles with k < i come first in fwd_seq too */
         const double *xk = x + T->bstart[k];
         if (T->format[t] == ILDL_TILE_SPARSE)
             sparse_utx_sub(T->nnz[t], T->idx + T->off[t], T->val + T->off[t], mi, xk, xi);
@@ -105,7 +107,8 @@ static void backward_row(const ildl_tiles *T, int32_t i, double *x)
 {
     int mi = ildl_tiles_block_size(T, i);
     double *xi = x + T->bstart[i];
-    for (int64_t t = T->row_ptr[i] + 1; t < T->row_ptr[i + 1]; t++) {
+    for (int64_t q = T->row_ptr[i] + 1; q < T->row_ptr[i + 1]; q++) {
+        int64_t t = T->bwd_seq[q];
         int32_t j = T->col[t];
         const double *xj = x + T->bstart[j];
         if (T->format[t] == ILDL_TILE_SPARSE)

@@ -59,6 +59,7 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
     ildl_cuda_sqmr_free(c);
     void *ptrs[] = {(void *)c->T.bstart, (void *)c->T.row_ptr, (void *)c->T.row, (void *)c->T.col,
                     (void *)c->T.col_ptr, (void *)c->T.col_tiles, (void *)c->T.col_diag, (void *)c->T.level_rows,
+                    (void *)c->T.fwd_seq, (void *)c->T.bwd_seq,
                     (void *)c->T.a_ptr, (void *)c->T.a_idx, (void *)c->T.a_val, (void *)c->T.format,
                     (void *)c->T.cap, (void *)c->T.tile_order, (void *)c->T.off, (void *)c->T.nnz,
                     (void *)c->T.val, (void *)c->T.idx, (void *)c->T.piv, (void *)c->T.d_diag,
@@ -165,6 +166,10 @@ static int set_solve_warps(ildl_cuda_ctx *c, int wf, int wb)
 {
     int status = ILDL_SUCCESS, fwd = 0, bwd = 0;
     CU(solve_configure(wf, wb, &fwd, &bwd));
+    {
+        const char *env = getenv("ILDL_SF_PROTOCOL"); /* experiments: 0 fences, 1 acquire/release */
+        CU(solve_set_protocol(env ? atoi(env) : ILDL_SF_PROTOCOL));
+    }
     c->solve_warps_f = wf;
     c->solve_warps_b = wb;
     c->sf_blocks_f = syncfree_blocks(c, fwd);
@@ -219,6 +224,8 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         CU(upload((int32_t **)&D.col, T->col, (size_t)T->ntiles, B));
         CU(upload((int64_t **)&D.col_ptr, T->col_ptr, (size_t)T->nb + 1, B));
         CU(upload((int64_t **)&D.col_tiles, T->col_tiles, (size_t)T->ntiles, B));
+        CU(upload((int64_t **)&D.fwd_seq, T->fwd_seq, (size_t)T->ntiles, B));
+        CU(upload((int64_t **)&D.bwd_seq, T->bwd_seq, (size_t)T->ntiles, B));
         {
             int64_t *cd = (int64_t *)malloc(sizeof(int64_t) * ((size_t)T->nb + 1));
             if (!cd) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }

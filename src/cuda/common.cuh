@@ -40,6 +40,7 @@ struct dev_tiles {
     const int32_t *row, *col;
     const int64_t *col_ptr, *col_tiles;
     const int64_t *col_diag; /* position of tile (i,i) in block column i (solves: tiles before it) */
+    const int64_t *fwd_seq, *bwd_seq; /* the solves' tile orders (ildl_tiles) */
     const int32_t *level_rows;
     const int64_t *a_ptr;
     const uint16_t *a_idx;

@@ -47,6 +47,12 @@ enum { SOLVE_FORWARD_LEVEL, SOLVE_BACKWARD_LEVEL, SOLVE_FORWARD_SYNCFREE, SOLVE_
 #define ILDL_SOLVE_WARPS_FORWARD 4
 #define ILDL_SOLVE_WARPS_BACKWARD 2
 int solve_warps_valid(int warps);
+/* The sync-free solves' flag protocol (0: fences, 1: acquire/release; results identical) on the
+ * current device. */
+#ifndef ILDL_SF_PROTOCOL
+#define ILDL_SF_PROTOCOL 1
+#endif
+cudaError_t solve_set_protocol(int protocol);
 /* Raise the solve kernels' shared-memory limits for warps_f (forward) and warps_b (backward)
  * warps per block; how many blocks of the sync-free kernels fit on one SM. */
 cudaError_t solve_configure(int warps_f, int warps_b, int *fwd_per_sm, int *bwd_per_sm);

@@ -19,6 +19,10 @@
 #include "cuda/factor_kernels.cuh"
 
 
+/* How rows publish and wait (solve_set_protocol): 0, fences (volatile poll, fence; fence,
+ * atomicExch); 1, acquire load / release store of the flag. Same results either way. */
+__constant__ int c_sf_protocol;
+
 /* Wait until row k's flag carries this epoch, then make its x visible to the warp. */
 __device__ __forceinline__ void sf_wait(const int *done, int32_t k, int epoch)
 {
@@ -26,18 +30,34 @@ __device__ __forceinline__ void sf_wait(const int *done, int32_t k, int epoch)
         /* back off a little: thousands of spinning warps otherwise load the L2 that the
          * rows on the critical path need */
         unsigned ns = 8;
-        while (*(volatile const int *)(done + k) != epoch) {
-            __nanosleep(ns);
-            if (ns < 64) ns *= 2;
+        if (c_sf_protocol) {
+            for (;;) {
+                int v;
+                asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(done + k) : "memory");
+                if (v == epoch) break;
+                __nanosleep(ns);
+                if (ns < 64) ns *= 2;
+            }
+        } else {
+            while (*(volatile const int *)(done + k) != epoch) {
+                __nanosleep(ns);
+                if (ns < 64) ns *= 2;
+            }
+            __threadfence();
         }
-        __threadfence();
     }
-    __syncwarp();
+    __syncwarp(); /* the lanes' loads of x come after lane 0's acquire */
 }
 
 /* Publish row i: its x values first, then the flag. */
 __device__ __forceinline__ void sf_publish(int *done, int32_t i, int epoch)
 {
+    if (c_sf_protocol) {
+        __syncwarp(); /* the lanes' writes of x come before lane 0's release (cumulative) */
+        if ((threadIdx.x & 31) == 0)
+            asm volatile("st.release.gpu.global.s32 [%0], %1;" ::"l"(done + i), "r"(epoch) : "memory");
+        return;
+    }
     __threadfence();
     __syncwarp();
     if ((threadIdx.x & 31) == 0) atomicExch(done + i, epoch);
@@ -53,15 +73,15 @@ template <bool SF> __device__ __forceinline__ double ld_dep(const double *p)
 #define STILE (LD * SLD)
 
 /* Tiles whose partial sums a block keeps before combining them (a row with more tiles is done
- * in several groups, a barrier each). Forward: few, so that 5 blocks fit an SM; its late tiles
- * are at the end of a row anyway. Backward: many, because its late tiles are at the start and a
- * group boundary would make the rest wait for them (16 instead of 64: stokes64's backward sweep
- * 4.4 -> 8.4 ms; perf-notes §13). */
+ * in several groups, a barrier each). Few, so that more blocks fit an SM: the tiles come in the
+ * order their dependencies are solved (fwd_seq, bwd_seq), so the late ones are in the last
+ * group anyway. (Before that order, the backward sweep kept 64: its late tiles were at the
+ * start of a row, and 16 made stokes64's backward sweep 4.4 -> 8.4 ms; perf-notes §13.) */
 #ifndef PARTS_FORWARD
 #define PARTS_FORWARD 8
 #endif
 #ifndef PARTS_BACKWARD
-#define PARTS_BACKWARD 64
+#define PARTS_BACKWARD 8
 #endif
 
 /* What a warp needs to know about one off-diagonal tile of the row being solved, gathered by
@@ -73,14 +93,14 @@ template <int P> struct tile_meta {
     uint8_t sparse[P];
 };
 
-/* Fill meta for `count` tiles starting at position `first`: of block column i's list
- * (col_tiles) for the forward solve, of block row i's tiles for the backward solve; dep is the
- * other block (row k forward, column j backward). Block-wide, ends with a barrier. */
+/* Fill meta for `count` tiles starting at position `first` of block column i's list (fwd_seq)
+ * for the forward solve, of block row i's (bwd_seq) for the backward solve; dep is the other
+ * block (row k forward, column j backward). Block-wide, ends with a barrier. */
 template <bool FORWARD, int P>
 __device__ __forceinline__ void gather_meta(const dev_tiles &T, int64_t first, int count, tile_meta<P> *m)
 {
     for (int k = threadIdx.x; k < count; k += blockDim.x) {
-        int64_t t = FORWARD ? T.col_tiles[first + k] : first + k;
+        int64_t t = FORWARD ? T.fwd_seq[first + k] : T.bwd_seq[first + k];
         int32_t d = FORWARD ? T.row[t] : T.col[t];
         m->off[k] = T.off[t];
         m->nnz[k] = (int32_t)T.nnz[t];
@@ -165,7 +185,8 @@ __device__ __forceinline__ double tile_matvec(const dev_tiles &T, const tile_met
  * w, w + W, ... of each group of PARTS_FORWARD tiles at its own pace (no barrier between its
  * tiles, so one warp's wait does not hold the others); warp 0 then subtracts the group's sums
  * in tile order (the CPU's order, so the bits do not depend on W) and finally substitutes with
- * U_ii. The tiles are in k ascending, so the rows finished last (nearest to i) come last.
+ * U_ii. The tiles are in fwd_seq's order, by the level of k: the rows finished last come last,
+ * so a row's last wait is in its last group, with nothing left to stage or gather after it.
  * Shared memory (smem_bytes): a staging tile per warp, U_ii, the partial sums. */
 template <int W, bool SF>
 __device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *smem, const int *done,
@@ -206,12 +227,10 @@ __device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *sm
     __syncwarp();
 }
 
-/* x_i <- U_ii^-1 (x_i - sum_j U_ij x_j), tiles split over the warps as in row_forward, but each
- * warp takes its tiles from the end of the group: the tiles are in j ascending, and the rows
- * nearest to i, which the backward sweep finishes last, come first; taking them last lets a
- * warp finish the others while it would otherwise wait (the sums are still combined in tile
- * order). U_ii is staged with ld SLD: lane r reads row r, and an unpadded 32-column tile
- * would put every lane on one bank. */
+/* x_i <- U_ii^-1 (x_i - sum_j U_ij x_j), tiles split over the warps as in row_forward, in
+ * bwd_seq's order (the rows j the backward sweep finishes first come first). U_ii is staged
+ * with ld SLD: lane r reads row r, and an unpadded 32-column tile would put every lane on one
+ * bank. */
 template <int W, bool SF>
 __device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *smem, const int *done,
                              int epoch)
@@ -231,7 +250,7 @@ __device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *s
     for (int64_t cb = t0; cb < tend; cb += P) {
         int ng = (int)(tend - cb < P ? tend - cb : P);
         gather_meta<false>(T, cb, ng, &meta);
-        for (int q = ng - 1 - w; q >= 0; q -= W)
+        for (int q = w; q < ng; q += W)
             part[q * LD + r] = tile_matvec<SF>(T, &meta, q, mi, x, us, done, epoch);
         __syncthreads();
         if (w == 0)
@@ -347,6 +366,12 @@ template <int W> static cudaError_t configure_w(bool forward, int *per_sm)
     if (e == cudaSuccess) e = set_smem(sk, b);
     if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, sk, W * 32, b);
     return e;
+}
+
+cudaError_t solve_set_protocol(int protocol)
+{
+    int p = protocol ? 1 : 0;
+    return cudaMemcpyToSymbol(c_sf_protocol, &p, sizeof p);
 }
 
 int solve_warps_valid(int warps) { return warps == 2 || warps == 4 || warps == 8; }

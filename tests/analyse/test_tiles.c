@@ -166,6 +166,35 @@ static void check_structure(const prob *P)
         assert_int_equal(T->col_tiles[T->col_ptr[j + 1] - 1], T->row_ptr[j]);
     }
 
+    /* solve orders: per column, the tiles (k,i) k < i by (level of k, k) then col_tiles' rest;
+     * per row, the diagonal tile, then the row's tiles by (level of j descending, j) */
+    for (int32_t i = 0; i < nb; i++) {
+        int64_t q0 = T->col_ptr[i], q1 = T->col_ptr[i + 1], q = q0;
+        while (q < q1 && T->row[T->col_tiles[q]] < i) q++;
+        for (int64_t s = q0; s < q1; s++) {
+            int64_t t = T->fwd_seq[s];
+            assert_int_equal(T->col[t], i);
+            if (s >= q) assert_int_equal(t, T->col_tiles[s]);
+            else assert_true(T->row[t] < i);
+            if (s > q0 && s < q) {
+                int64_t u = T->fwd_seq[s - 1];
+                int32_t lu = T->row_level[T->row[u]], lt = T->row_level[T->row[t]];
+                assert_true(lu < lt || (lu == lt && T->row[u] < T->row[t]));
+            }
+        }
+        int64_t t0 = T->row_ptr[i], t1 = T->row_ptr[i + 1];
+        assert_int_equal(T->bwd_seq[t0], t0);
+        for (int64_t s = t0 + 1; s < t1; s++) {
+            int64_t t = T->bwd_seq[s];
+            assert_true(t > t0 && t < t1);
+            if (s > t0 + 1) {
+                int64_t u = T->bwd_seq[s - 1];
+                int32_t lu = T->row_level[T->col[u]], lt = T->row_level[T->col[t]];
+                assert_true(lu > lt || (lu == lt && T->col[u] < T->col[t]));
+            }
+        }
+    }
+
     /* storage order: a permutation by (level of block row, id); offsets are a scan of cap */
     memset(seen, 0, (size_t)nt);
     int64_t off = 0;

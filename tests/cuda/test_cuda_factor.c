@@ -238,7 +238,10 @@ static void test_atomic_leftover(void **state)
     if (!have_gpu()) { skip(); return; }
     if (getenv("ILDL_TEST_SMALL")) { skip(); return; }
     ildl_csr A;
-    ildl_test_laplace2d(40, 0.3, &A); /* indefinite; with r_f = 2 the scan grants 720 entries */
+    /* indefinite (a few eigenvalues below the shift); r_f = 2 makes the scan grant leftovers.
+     * (Shift 0.3 needed 959 of the 1000 SQMR iterations: a change of the solves' summation
+     * order tipped it over. 0.1 converges in about 70.) */
+    ildl_test_laplace2d(40, 0.1, &A);
     ildl_options o;
     ildl_options_default(&o);
     o.fill_factor = 2;
