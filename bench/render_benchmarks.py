@@ -256,12 +256,14 @@ def targets(large, bw):
     if not rows:
         return
     print("\n## Targets at n ≥ 1M (H200)\n")
+    hop = HANDOFF.get("handoff_acqrel_us", HANDOFF["handoff_us"]) if HANDOFF else None
     if HANDOFF:
         print(f"Latency bound: one level of a block triangular solve cannot take less than one cross-SM "
-              f"dependency step, measured in the same run by `ildl-handoff` at {HANDOFF['handoff_us']:.2f} µs "
-              f"(wait, read 32 values, publish; {HANDOFF['handoff_trsv_us']:.2f} µs with a 32-step "
-              f"substitution). So one SQMR iteration takes at least 2 × levels × that, whatever the bytes; "
-              f"the last column is that bound over the bandwidth floor.\n")
+              f"dependency step, measured in the same run by `ildl-handoff` at {hop:.2f} µs with the solves' "
+              f"acquire/release flags (wait, read 32 values, publish; {HANDOFF['handoff_us']:.2f} µs with "
+              f"fences, {HANDOFF['handoff_trsv_us']:.2f} µs with fences and a 32-step substitution). So one "
+              f"SQMR iteration takes at least 2 × levels × {hop:.2f} µs, whatever the bytes; the last column "
+              f"is that bound over the bandwidth floor.\n")
     print("| matrix | n | levels | GPU factor s (target < 1 s) | time to solution CPU/GPU (target ≥ 10) | "
           "per iteration CPU/GPU | GPU per iteration / bandwidth floor (target ≤ 2) | latency bound / floor |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
@@ -275,7 +277,7 @@ def targets(large, bw):
         else:
             tts = "—"
         pit = f"{per_it(g) / pi:.1f}" if g and pi and per_it(g) else "—"
-        lb = (f"{2 * c['levels'] * HANDOFF['handoff_us'] * 1e-6 / fl:.1f}" if HANDOFF and fl else "—")
+        lb = (f"{2 * c['levels'] * hop * 1e-6 / fl:.1f}" if HANDOFF and fl else "—")
         print(f"| {m} | {c['n']} | {c['levels']} | {c['factor_s']:.2f} | {tts} | {pit} | "
               f"{(pi / fl) if (pi and fl) else float('nan'):.0f} | {lb} |")
 
