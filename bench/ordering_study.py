@@ -7,18 +7,15 @@ usage: ordering_study.py [--ildl build/tools/ildl] [--matrices DIR] [--jobs 2] [
                          [--out docs/ordering.md] [--results build/ordering.jsonl]
 Runs already in --results (jsonl, one ildl --json object per line plus "name" and
 "ordering") are reused, so an interrupted study resumes."""
-import argparse, concurrent.futures as cf, datetime, glob, json, os, platform, statistics, subprocess
+import datetime, os, platform, statistics, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import study_common  # noqa: E402
 
 ORDERINGS = ["amd", "metis", "auto"]
 
 def run_one(ildl, path, ordering, timeout):
-    cmd = [ildl, "solve", path, "--backend", "cpu", "--threads", "1", "--ordering", ordering, "--json", "--quiet"]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env).stdout
-        rec = json.loads(out.strip().splitlines()[-1])
-    except (subprocess.TimeoutExpired, ValueError, IndexError):
-        rec = {"matrix": path, "converged": False, "timeout": True}
+    rec = study_common.solve_json(ildl, path, ["--ordering", ordering], timeout)
     rec["name"], rec["ordering"] = os.path.basename(path), ordering
     return rec
 
@@ -29,27 +26,9 @@ def cell(r):
     return f'{it} / {r["levels"]} / {r["factor_nnz"]}'
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--ildl", default="build/tools/ildl")
-    ap.add_argument("--matrices", default="../shared/matrices")
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--timeout", type=float, default=60)
-    ap.add_argument("--out", default="docs/ordering.md")
-    ap.add_argument("--results", default="build/ordering.jsonl")
-    a = ap.parse_args()
-    done = {}
-    if os.path.exists(a.results):
-        for l in open(a.results):
-            r = json.loads(l)
-            done[(r["name"], r["ordering"])] = r
-    mats = sorted(glob.glob(os.path.join(a.matrices, "*.mtx.gz")))
-    todo = [(m, o) for m in mats for o in ORDERINGS if (os.path.basename(m), o) not in done]
-    with cf.ThreadPoolExecutor(a.jobs) as ex, open(a.results, "a") as f:
-        for r in ex.map(lambda t: run_one(a.ildl, t[0], t[1], a.timeout), todo):
-            done[(r["name"], r["ordering"])] = r
-            f.write(json.dumps(r) + "\n")
-            f.flush()
-    names = sorted({os.path.basename(m) for m in mats})
+    a = study_common.parse_args("docs/ordering.md", "build/ordering.jsonl", 60)
+    done, names = study_common.run_all(a, ORDERINGS, lambda m, o: run_one(a.ildl, m, o, a.timeout),
+                                       lambda r: (r["name"], r["ordering"]))
     get = lambda n, o: done.get((n, o))
     with open(a.out, "w") as f:
         w = lambda s="": f.write(s + "\n")

@@ -6,44 +6,24 @@ the true residual, iterations, factor nnz and levels; writes docs/preprocessing.
 usage: preprocessing_study.py [--ildl build/tools/ildl] [--matrices DIR] [--jobs 2]
                               [--timeout 30] [--out docs/preprocessing.md] [--results FILE]
 Runs already in --results (jsonl) are reused, so an interrupted study resumes."""
-import argparse, concurrent.futures as cf, datetime, glob, json, os, platform, subprocess
+import datetime, os, platform, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import study_common  # noqa: E402
 
 CONFIGS = [("matching", "amd"), ("equilibrate", "amd"), ("matching", "metis"), ("matching", "rcm"), ("matching", "gmc")]
 
 def run_one(ildl, path, scaling, ordering, timeout):
-    cmd = [ildl, "solve", path, "--backend", "cpu", "--threads", "1", "--blocking", "rb", "--scaling", scaling,
-           "--ordering", ordering, "--json", "--quiet"]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env).stdout
-        rec = json.loads(out.strip().splitlines()[-1])
-    except (subprocess.TimeoutExpired, ValueError, IndexError):
-        rec = {"matrix": path, "converged": False, "timeout": True}
+    rec = study_common.solve_json(ildl, path, ["--blocking", "rb", "--scaling", scaling, "--ordering", ordering],
+                                  timeout)
     rec["scaling"], rec["ordering"], rec["name"] = scaling, ordering, os.path.basename(path)
     return rec
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--ildl", default="build/tools/ildl")
-    ap.add_argument("--matrices", default="../shared/matrices")
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--timeout", type=float, default=30)
-    ap.add_argument("--out", default="docs/preprocessing.md")
-    ap.add_argument("--results", default="build/preprocessing.jsonl")
-    a = ap.parse_args()
-    done = {}
-    if os.path.exists(a.results):
-        for l in open(a.results):
-            r = json.loads(l)
-            done[(r["name"], r["scaling"], r["ordering"])] = r
-    mats = sorted(glob.glob(os.path.join(a.matrices, "*.mtx.gz")))
-    todo = [(m, s, o) for m in mats for s, o in CONFIGS if (os.path.basename(m), s, o) not in done]
-    with cf.ThreadPoolExecutor(a.jobs) as ex, open(a.results, "a") as f:
-        for r in ex.map(lambda t: run_one(a.ildl, t[0], t[1], t[2], a.timeout), todo):
-            done[(r["name"], r["scaling"], r["ordering"])] = r
-            f.write(json.dumps(r) + "\n")
-            f.flush()
-    names = sorted({os.path.basename(m) for m in mats})
+    a = study_common.parse_args("docs/preprocessing.md", "build/preprocessing.jsonl", 30)
+    done3, names = study_common.run_all(a, CONFIGS, lambda m, c: run_one(a.ildl, m, c[0], c[1], a.timeout),
+                                        lambda r: (r["name"], (r["scaling"], r["ordering"])))
+    done = {(n, s, o): r for (n, (s, o)), r in done3.items()}
     with open(a.out, "w") as f:
         w = lambda s="": f.write(s + "\n")
         w("# Preprocessing study: matching vs equilibration, and the orderings")
