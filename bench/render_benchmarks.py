@@ -135,7 +135,8 @@ def ratio_table(rs, title):
         print(f"| {r['m']} | {r['n']} | {r['levels']} | {r['it']:.2f} | {r['factor']:.2f} | {tts} |")
     print(f"\nMedians: per iteration {statistics.median(r['it'] for r in rs):.2f}, factorization "
           f"{statistics.median(r['factor'] for r in rs):.2f}, time to solution "
-          f"{statistics.median(r['tts'] for r in rs):.2f}. The GPU is faster per iteration on "
+          f"{statistics.median([r['tts'] for r in rs if r['conv']] or [float('nan')]):.2f} (of those that "
+          f"converged). The GPU is faster per iteration on "
           f"{sum(r['it'] > 1 for r in rs)} of {len(rs)}, in factorization on {sum(r['factor'] > 1 for r in rs)}, "
           f"in time to solution on {sum(r['tts'] > 1 for r in rs if r['conv'])} of the "
           f"{sum(1 for r in rs if r['conv'])} that converged.")
