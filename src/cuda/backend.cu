@@ -265,10 +265,12 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         CU(alloc(&c->d_done_f, (size_t)T->nb, B));
         CU(alloc(&c->d_done_b, (size_t)T->nb, B));
         CU(alloc(&c->d_epoch, 1, B));
-        CU(alloc(&c->d_tickets, 2, B));
+        CU(alloc(&c->d_tickets, 3, B));
         CU(cudaMemset(c->d_done_f, 0, sizeof(int) * (size_t)T->nb));
         CU(cudaMemset(c->d_done_b, 0, sizeof(int) * (size_t)T->nb));
         CU(cudaMemset(c->d_epoch, 0, sizeof(int)));
+        CU(cudaMemset(c->d_tickets, 0, sizeof(int) * 3));
+        c->d_skip = c->d_tickets + 2; /* never written: the solves never skip */
         c->nlevels = T->nlevels;
         c->level_ptr = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T->nlevels + 1));
         if (!c->level_ptr) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
@@ -479,17 +481,17 @@ static int solve_device(ildl_cuda_ctx *c, double *x, cudaStream_t s)
         int prof = c->prof_solve && cudaStreamIsCapturing(s, &cap) == cudaSuccess &&
                    cap == cudaStreamCaptureStatusNone;
         if (prof) CU(cudaEventRecord(c->ev[0], s));
-        k_syncfree_begin<<<1, 1, 0, s>>>(c->d_epoch, c->d_tickets);
+        k_syncfree_begin<<<1, 1, 0, s>>>(c->d_epoch, c->d_tickets, c->d_skip);
         CU_LAUNCH();
         solve_launch(WF, SOLVE_FORWARD_SYNCFREE, c->sf_blocks_f, s, c->T, NULL, x, c->d_done_f,
-                     c->d_tickets, c->d_epoch);
+                     c->d_tickets, c->d_epoch, c->d_skip);
         CU_LAUNCH();
         if (prof) CU(cudaEventRecord(c->ev[1], s));
-        k_dsolve<<<(c->n + 255) / 256, 256, 0, s>>>(c->T, x);
+        k_dsolve<<<(c->n + 255) / 256, 256, 0, s>>>(c->T, x, c->d_skip);
         CU_LAUNCH();
         if (prof) CU(cudaEventRecord(c->ev[2], s));
         solve_launch(WB, SOLVE_BACKWARD_SYNCFREE, c->sf_blocks_b, s, c->T, NULL, x, c->d_done_b,
-                     c->d_tickets + 1, c->d_epoch);
+                     c->d_tickets + 1, c->d_epoch, c->d_skip);
         CU_LAUNCH();
         if (prof) {
             float ms[3];
@@ -503,14 +505,14 @@ static int solve_device(ildl_cuda_ctx *c, double *x, cudaStream_t s)
     }
     for (int32_t lev = 0; lev < c->nlevels; lev++) {
         int32_t r0 = c->level_ptr[lev], nr = c->level_ptr[lev + 1] - r0;
-        solve_launch(WF, SOLVE_FORWARD_LEVEL, nr, s, c->T, c->d_level_rows + r0, x, NULL, NULL, NULL);
+        solve_launch(WF, SOLVE_FORWARD_LEVEL, nr, s, c->T, c->d_level_rows + r0, x, NULL, NULL, NULL, c->d_skip);
         CU_LAUNCH();
     }
-    k_dsolve<<<(c->n + 255) / 256, 256, 0, s>>>(c->T, x);
+    k_dsolve<<<(c->n + 255) / 256, 256, 0, s>>>(c->T, x, c->d_skip);
     CU_LAUNCH();
     for (int32_t lev = c->nlevels - 1; lev >= 0; lev--) {
         int32_t r0 = c->level_ptr[lev], nr = c->level_ptr[lev + 1] - r0;
-        solve_launch(WB, SOLVE_BACKWARD_LEVEL, nr, s, c->T, c->d_level_rows + r0, x, NULL, NULL, NULL);
+        solve_launch(WB, SOLVE_BACKWARD_LEVEL, nr, s, c->T, c->d_level_rows + r0, x, NULL, NULL, NULL, c->d_skip);
         CU_LAUNCH();
     }
 cleanup:
@@ -556,14 +558,16 @@ cleanup:
     return status;
 }
 
-__global__ void k_gather(int32_t n, const int32_t *q, const double *qs, const double *r, double *w)
+__global__ void k_gather(int32_t n, const int32_t *q, const double *qs, const double *r, double *w, const int *skip)
 {
+    if (*skip) return;
     int32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k < n) w[k] = qs[k] * r[q[k]];
 }
 
-__global__ void k_scatter(int32_t n, const int32_t *q, const double *qs, const double *w, double *z)
+__global__ void k_scatter(int32_t n, const int32_t *q, const double *qs, const double *w, double *z, const int *skip)
 {
+    if (*skip) return;
     int32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k < n) z[q[k]] = qs[k] * w[k];
 }
@@ -573,11 +577,11 @@ int ildl_cuda_apply_device(ildl_cuda_ctx *c, const double *r, double *z, cudaStr
 {
     int status = ILDL_SUCCESS;
     int g = (c->n + 255) / 256;
-    k_gather<<<g, 256, 0, s>>>(c->n, c->d_q, c->d_qs, r, c->d_w);
+    k_gather<<<g, 256, 0, s>>>(c->n, c->d_q, c->d_qs, r, c->d_w, c->d_skip);
     CU_LAUNCH();
     status = solve_device(c, c->d_w, s);
     if (status) goto cleanup;
-    k_scatter<<<g, 256, 0, s>>>(c->n, c->d_q, c->d_qs, c->d_w, z);
+    k_scatter<<<g, 256, 0, s>>>(c->n, c->d_q, c->d_qs, c->d_w, z, c->d_skip);
     CU_LAUNCH();
 cleanup:
     return status;

@@ -44,7 +44,9 @@ struct ildl_cuda_ctx {
     int prof_solve;        /* ILDL_CUDA_PROFILE set: time the sweeps of uncaptured solves */
     cudaEvent_t ev[4];
     int sf_blocks_f, sf_blocks_b; /* grids of the sync-free solve kernels: as many blocks as fit */
-    int *d_done_f, *d_done_b, *d_epoch, *d_tickets; /* sync-free solve flags */
+    int *d_done_f, *d_done_b, *d_epoch, *d_tickets; /* sync-free solve flags; d_tickets[2] = 0 */
+    const int *d_skip;     /* what the solve kernels read to skip (solve.cu): d_tickets + 2, or
+                              SQMR's halt flag while its iteration is captured */
     /* SQMR (sqmr.cu): device vectors, scalars, partial sums and the captured iteration */
     double *d_b, *d_x, *d_t, *d_qv, *d_d, *d_u, *d_xbest, *d_part;
     struct sqmr_scalars *d_S;

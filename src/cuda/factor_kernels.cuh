@@ -38,9 +38,11 @@ __global__ void k_phase_c(dev_tiles T, const int32_t *rows, int32_t nrows, const
 
 /* Block triangular solves (solve.cu). A block of `warps` warps (2, 4 or 8, per direction) takes a
  * block row; its off-diagonal tiles are spread over the warps and their sums combined in tile
- * order, so the count changes the speed, not the result. */
-__global__ void k_dsolve(dev_tiles T, double *x);
-__global__ void k_syncfree_begin(int *epoch, int *tickets);
+ * order, so the count changes the speed, not the result. Every solve kernel returns at once
+ * when *skip is set: SQMR's captured iteration points it at its halt flag, so the iterations of
+ * a batch that follow a halt cost nothing; other solves point it at a zero. */
+__global__ void k_dsolve(dev_tiles T, double *x, const int *skip);
+__global__ void k_syncfree_begin(int *epoch, int *tickets, const int *skip);
 enum { SOLVE_FORWARD_LEVEL, SOLVE_BACKWARD_LEVEL, SOLVE_FORWARD_SYNCFREE, SOLVE_BACKWARD_SYNCFREE };
 /* Warps per solve block unless ILDL_SOLVE_WARPS="F,B" says otherwise: 4 forward and 2 backward
  * were the fastest at n = 1M (more, smaller blocks resident: perf-notes §13, §16). */
@@ -59,6 +61,6 @@ cudaError_t solve_configure(int warps_f, int warps_b, int *fwd_per_sm, int *bwd_
 /* Launch solve kernel `kind` (SOLVE_*) of `warps` warps on `grid` blocks (level kinds: one
  * block per entry of rows; sync-free kinds: rows unused). Check with cudaGetLastError. */
 void solve_launch(int warps, int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
-                  double *x, int *done, int *ticket, const int *epoch);
+                  double *x, int *done, int *ticket, const int *epoch, const int *skip);
 
 #endif

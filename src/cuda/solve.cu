@@ -272,23 +272,28 @@ __device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *s
 
 /* ------------------------------------------------------------ level schedule */
 
-template <int W> __global__ void __launch_bounds__(W * 32) k_forward_level(dev_tiles T, const int32_t *rows, double *x)
+template <int W> __global__ void __launch_bounds__(W * 32) k_forward_level(dev_tiles T, const int32_t *rows, double *x,
+                                                                            const int *skip)
 {
     extern __shared__ double smem[];
+    if (*skip) return;
     row_forward<W, false>(T, rows[blockIdx.x], x, smem, NULL, 0);
 }
 
-template <int W> __global__ void __launch_bounds__(W * 32) k_backward_level(dev_tiles T, const int32_t *rows, double *x)
+template <int W> __global__ void __launch_bounds__(W * 32) k_backward_level(dev_tiles T, const int32_t *rows, double *x,
+                                                                             const int *skip)
 {
     extern __shared__ double smem[];
+    if (*skip) return;
     row_backward<W, false>(T, rows[blockIdx.x], x, smem, NULL, 0);
 }
 
 /* ------------------------------------------------------------ sync-free schedule */
 
 /* New epoch for the flags, tickets back to zero (one thread, before each solve). */
-__global__ void k_syncfree_begin(int *epoch, int *tickets)
+__global__ void k_syncfree_begin(int *epoch, int *tickets, const int *skip)
 {
+    if (*skip) return;
     epoch[0] += 1;
     tickets[0] = 0;
     tickets[1] = 0;
@@ -305,10 +310,11 @@ __device__ __forceinline__ int sf_take(int *ticket, int *slot)
 
 template <int W>
 __global__ void __launch_bounds__(W * 32) k_forward_syncfree(dev_tiles T, double *x, int *done, int *ticket,
-                                                            const int *epoch)
+                                                            const int *epoch, const int *skip)
 {
     extern __shared__ double smem[];
     __shared__ int slot;
+    if (*skip) return; /* SQMR has halted: this iteration is discarded */
     int ep = *epoch;
     for (;;) {
         int t = sf_take(ticket, &slot);
@@ -321,10 +327,11 @@ __global__ void __launch_bounds__(W * 32) k_forward_syncfree(dev_tiles T, double
 
 template <int W>
 __global__ void __launch_bounds__(W * 32) k_backward_syncfree(dev_tiles T, double *x, int *done, int *ticket,
-                                                             const int *epoch)
+                                                             const int *epoch, const int *skip)
 {
     extern __shared__ double smem[];
     __shared__ int slot;
+    if (*skip) return; /* SQMR has halted: this iteration is discarded */
     int ep = *epoch;
     for (;;) {
         int t = sf_take(ticket, &slot);
@@ -387,28 +394,29 @@ cudaError_t solve_configure(int warps_f, int warps_b, int *fwd_per_sm, int *bwd_
 
 template <int W>
 static void launch_w(int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
-                     double *x, int *done, int *ticket, const int *epoch)
+                     double *x, int *done, int *ticket, const int *epoch, const int *skip)
 {
     size_t sm = smem_bytes<W>(kind == SOLVE_FORWARD_LEVEL || kind == SOLVE_FORWARD_SYNCFREE);
     switch (kind) {
-    case SOLVE_FORWARD_LEVEL: k_forward_level<W><<<grid, W * 32, sm, s>>>(T, rows, x); break;
-    case SOLVE_BACKWARD_LEVEL: k_backward_level<W><<<grid, W * 32, sm, s>>>(T, rows, x); break;
-    case SOLVE_FORWARD_SYNCFREE: k_forward_syncfree<W><<<grid, W * 32, sm, s>>>(T, x, done, ticket, epoch); break;
-    default: k_backward_syncfree<W><<<grid, W * 32, sm, s>>>(T, x, done, ticket, epoch); break;
+    case SOLVE_FORWARD_LEVEL: k_forward_level<W><<<grid, W * 32, sm, s>>>(T, rows, x, skip); break;
+    case SOLVE_BACKWARD_LEVEL: k_backward_level<W><<<grid, W * 32, sm, s>>>(T, rows, x, skip); break;
+    case SOLVE_FORWARD_SYNCFREE: k_forward_syncfree<W><<<grid, W * 32, sm, s>>>(T, x, done, ticket, epoch, skip); break;
+    default: k_backward_syncfree<W><<<grid, W * 32, sm, s>>>(T, x, done, ticket, epoch, skip); break;
     }
 }
 
 void solve_launch(int warps, int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
-                  double *x, int *done, int *ticket, const int *epoch)
+                  double *x, int *done, int *ticket, const int *epoch, const int *skip)
 {
-    if (warps == 2) launch_w<2>(kind, grid, s, T, rows, x, done, ticket, epoch);
-    else if (warps == 4) launch_w<4>(kind, grid, s, T, rows, x, done, ticket, epoch);
-    else launch_w<8>(kind, grid, s, T, rows, x, done, ticket, epoch);
+    if (warps == 2) launch_w<2>(kind, grid, s, T, rows, x, done, ticket, epoch, skip);
+    else if (warps == 4) launch_w<4>(kind, grid, s, T, rows, x, done, ticket, epoch, skip);
+    else launch_w<8>(kind, grid, s, T, rows, x, done, ticket, epoch, skip);
 }
 
 /* x <- D^-1 x (1x1 and 2x2 pivots); one thread per row, the first of a 2x2 does both. */
-__global__ void k_dsolve(dev_tiles T, double *x)
+__global__ void k_dsolve(dev_tiles T, double *x, const int *skip)
 {
+    if (*skip) return;
     int32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= T.n) return;
     int8_t ty = T.piv_type[k];

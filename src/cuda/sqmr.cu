@@ -9,6 +9,7 @@
  * advance the recurrence does nothing once the device has raised `halt` (a true-residual
  * check is due, a breakdown, or the iteration limit); the host then acts as sqmr.c does. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cuda/context.cuh"
@@ -274,9 +275,12 @@ int ildl_cuda_sqmr_prepare(ildl_cuda_ctx *c)
     CU(cudaMalloc((void **)&c->d_part, sizeof(double) * ILDL_DOT_BLOCKS));
     CU(cudaMalloc((void **)&c->d_S, sizeof(sqmr_scalars)));
     CU(cudaStreamCreate(&c->stream)); /* blocking: ordered with the factor on the default stream */
+    /* the captured applications skip their work once the iteration has halted: the launches of
+     * a batch after a halt (a true-residual check is due, a breakdown) are then empty */
+    c->d_skip = (const int *)((const char *)c->d_S + offsetof(sqmr_scalars, halt));
     status = capture(c, launch_iteration, &c->g_full);
-    if (status) goto cleanup;
-    status = capture(c, launch_direction, &c->g_dir);
+    if (!status) status = capture(c, launch_direction, &c->g_dir);
+    c->d_skip = c->d_tickets + 2;
 cleanup:
     if (status) ildl_cuda_sqmr_free(c);
     return status;
@@ -301,10 +305,42 @@ cleanup:
     return status;
 }
 
+/* ILDL_CUDA_PROFILE: after a solve, the median time of the parts of an iteration that are not
+ * the preconditioner's sweeps (SpMV, one inner product) and of one whole application (gather,
+ * sweeps, scatter), each launched alone 21 times. The vectors are scratch by then. */
+static int profile_parts(ildl_cuda_ctx *c, int starts, int checks)
+{
+    int status = ILDL_SUCCESS, prof = c->prof_solve;
+    float ms[3][21];
+    c->prof_solve = 0; /* no per-solve lines from the applications below */
+    for (int part = 0; part < 3; part++)
+        for (int r = 0; r < 21; r++) {
+            CU(cudaEventRecord(c->ev[0], c->stream));
+            if (part == 0) k_spmv<<<GRID(c->n)>>>(c->n, c->d_arow, c->d_acol, c->d_aval, c->d_qv, c->d_t);
+            else if (part == 1)
+                k_dot_part<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->n, c->d_qv, c->d_t, c->d_part);
+            else if ((status = ildl_cuda_apply_device(c, c->d_r, c->d_u, c->stream))) goto cleanup;
+            CU_LAUNCH();
+            CU(cudaEventRecord(c->ev[1], c->stream));
+            CU(cudaEventSynchronize(c->ev[1]));
+            CU(cudaEventElapsedTime(&ms[part][r], c->ev[0], c->ev[1]));
+        }
+    for (int part = 0; part < 3; part++) /* a median by selection: 21 values */
+        for (int a = 0; a < 21; a++)
+            for (int b2 = a + 1; b2 < 21; b2++)
+                if (ms[part][b2] < ms[part][a]) { float t = ms[part][a]; ms[part][a] = ms[part][b2]; ms[part][b2] = t; }
+    fprintf(stderr, "ILDL_CUDA_PROFILE sqmr: %d (re)starts, %d true-residual checks; parts (medians of 21): "
+            "spmv %.3f ms, one inner product %.3f ms, apply (gather, sweeps, scatter) %.3f ms\n", starts, checks,
+            ms[0][10], ms[1][10], ms[2][10]);
+cleanup:
+    c->prof_solve = prof;
+    return status;
+}
+
 extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
                               const ildl_sqmr_params *prm, ildl_sqmr_result *res)
 {
-    int status = ILDL_SUCCESS, xbad = 0, stall = 0;
+    int status = ILDL_SUCCESS, xbad = 0, stall = 0, starts = 0, checks = 0;
     ildl_sqmr_result out = {0, 0, 0.0, 0.0};
     sqmr_scalars h;
     memset(&h, 0, sizeof h);
@@ -346,6 +382,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
     h.max_iter = prm->max_iter;
     h.last_check = -1;
     status = start(c, &h);
+    starts++;
     while (status == ILDL_SUCCESS) {
         if (h.iter >= prm->max_iter) { status = ILDL_ERR_NOT_CONVERGED; break; }
         CU(cudaMemcpyAsync(c->d_S, &h, sizeof h, cudaMemcpyHostToDevice, c->stream));
@@ -359,6 +396,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
         if (h.halt == HALT_MAXIT) { status = ILDL_ERR_NOT_CONVERGED; break; }
         /* HALT_CHECK: the estimate says converged; confirm with the true residual */
         double prev_best = best, r;
+        checks++;
         if ((status = true_residual(c, c->d_x, c->d_u, bnorm, &r))) break;
         xres = r;
         if (!isfinite(r)) { status = ILDL_ERR_BREAKDOWN; break; }
@@ -372,6 +410,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
             if (stall >= SQMR_MAX_STALL) { status = ILDL_ERR_NOT_CONVERGED; break; }
             CU(cudaMemcpyAsync(c->d_r, c->d_u, nb, cudaMemcpyDeviceToDevice, c->stream));
             status = start(c, &h);
+            starts++;
             continue;
         }
         /* continue the recurrence: the direction step of this iteration */
@@ -402,6 +441,7 @@ finish:
     out.iterations = h.iter;
     out.true_residual = final;
     out.converged = final <= prm->tol;
+    if (c->prof_solve && (status = profile_parts(c, starts, checks)) != ILDL_SUCCESS) goto cleanup;
     if (out.converged && (status == ILDL_ERR_NOT_CONVERGED || status == ILDL_ERR_BREAKDOWN))
         status = ILDL_SUCCESS;
     if (!out.converged && status == ILDL_SUCCESS) status = ILDL_ERR_NOT_CONVERGED;
