@@ -382,10 +382,10 @@ static int order_auto(int32_t n, const int64_t *rowptr, const int32_t *col, int3
     int32_t *alt = work + 2 * (size_t)n;
     int32_t d_amd = order_depth(n, rowptr, col, perm, work);
     if ((int64_t)d_amd * 4 >= (int64_t)n * 3) {
-        st = ildl_order_metis(n, rowptr, col, alt);
-        if (st == ILDL_ERR_NOT_SUPPORTED) {
-            st = ILDL_SUCCESS; /* too large for METIS's index type: AMD it is */
-        } else if (!st && order_depth(n, rowptr, col, alt, work) < d_amd) {
+        /* METIS is only a possible improvement here: whatever stops it (too large for its
+         * index type, its own memory, a library error), AMD's order stands */
+        if (ildl_order_metis(n, rowptr, col, alt) == ILDL_SUCCESS &&
+            order_depth(n, rowptr, col, alt, work) < d_amd) {
             memcpy(perm, alt, sizeof(int32_t) * (size_t)n);
             *used = ILDL_ORDER_METIS;
         }
