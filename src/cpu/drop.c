@@ -1,7 +1,7 @@
 /* drop.c -- dual-threshold dropping of one tile (Saad's ILUT rule applied per block row) and
  * gathering its survivors. The "keep the largest" order is total (magnitude, then local
- * index), so the survivors do not depend on the sort algorithm: a radix sort on the GPU
- * keeps exactly the same entries. */
+ * index), so the survivors do not depend on the selection algorithm: a selection here, a
+ * threshold search on the GPU, both keep exactly the same entries. */
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
@@ -14,12 +14,34 @@ typedef struct {
     int idx; /* local index r*32+c */
 } drop_entry;
 
-/* Larger magnitude first; equal magnitudes: smaller local index first. */
-static int drop_cmp(const void *x, const void *y)
+/* 1 if s comes before t in the keep order: larger magnitude, then smaller local index. */
+static inline int drop_before(const drop_entry *s, const drop_entry *t)
 {
-    const drop_entry *s = x, *t = y;
-    if (s->mag != t->mag) return s->mag > t->mag ? -1 : 1;
-    return (s->idx > t->idx) - (s->idx < t->idx);
+    return s->mag > t->mag || (s->mag == t->mag && s->idx < t->idx);
+}
+
+/* Reorder e[0..n) so that e[0..k] are the k+1 first in the keep order (Wirth's selection: a
+ * sort is not needed, only the set, and the order is strict, so the set is unique). */
+static void drop_select(drop_entry *e, int n, int k)
+{
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        drop_entry x = e[k];
+        int i = lo, j = hi;
+        do {
+            while (drop_before(&e[i], &x)) i++;
+            while (drop_before(&x, &e[j])) j--;
+            if (i <= j) {
+                drop_entry t = e[i];
+                e[i] = e[j];
+                e[j] = t;
+                i++;
+                j--;
+            }
+        } while (i <= j);
+        if (j < k) lo = i;
+        if (k < i) hi = j;
+    }
 }
 
 /* Tau rule, then keep the keep largest; returns the number of nonzeros left. */
@@ -42,7 +64,7 @@ int ildl_drop_tile(int mi, int mj, double *tile, const double *rownorm, double t
         }
     }
     if (keep < 0 || nz <= keep) return nz;
-    qsort(e, (size_t)nz, sizeof(drop_entry), drop_cmp);
+    if (keep > 0) drop_select(e, nz, keep - 1);
     for (int t = keep; t < nz; t++) tile[e[t].idx] = 0;
     return keep;
 }

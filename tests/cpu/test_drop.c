@@ -89,7 +89,7 @@ static void test_keep_random(void **state)
     (void)state;
     uint64_t s = 11;
     static double a[LD * LD], a0[LD * LD], rownorm[LD];
-    for (int t = 0; t < 40; t++) {
+    for (int t = 0; t < 400; t++) {
         int mi = 1 + (int)(ildl_test_rand(&s) * LD), mj = 1 + (int)(ildl_test_rand(&s) * LD);
         double tau = (t % 4 == 0) ? 0 : 0.3 * ildl_test_rand(&s);
         int coarse = t % 2; /* values from a 5-point set: lots of ties */
