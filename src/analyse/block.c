@@ -253,13 +253,9 @@ static int bgraph_coarsen(int32_t n, const int64_t *p, const int32_t *ci, const 
     /* rows into their slots; lengths at C->p[g + 1] */
 #pragma omp parallel
     {
-        int32_t *mark = ildl_malloc(sizeof(int32_t) * (size_t)nc);
-        if (mark) {
+        int32_t *mark = ildl_thread_scratch(sizeof(int32_t) * (size_t)nc, &oom);
+        if (mark)
             for (int32_t g = 0; g < nc; g++) mark[g] = -1;
-        } else {
-#pragma omp atomic write
-            oom = 1;
-        }
 #pragma omp for schedule(dynamic, 1024)
         for (int32_t g = 0; g < nc; g++)
             if (mark)

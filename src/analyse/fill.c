@@ -140,10 +140,11 @@ static int32_t fill_row(const int64_t *l0p, const int32_t *l0, const int64_t *lt
     return m;
 }
 
-/* Per-thread workspace over the nb block columns; NULL when out of memory. */
-static int32_t *workspace(int32_t nb, int32_t **lvl, int32_t **list)
+/* Per-thread workspace over the nb block columns (inside a parallel region); NULL and *oom
+ * set when out of memory. */
+static int32_t *workspace(int32_t nb, int32_t **lvl, int32_t **list, int *oom)
 {
-    int32_t *w = ildl_malloc((size_t)nb * 3 * sizeof(int32_t));
+    int32_t *w = ildl_thread_scratch((size_t)nb * 3 * sizeof(int32_t), oom);
     if (!w) return NULL;
     for (int32_t b = 0; b < nb; b++) w[b] = -1;
     *lvl = w + nb;
@@ -170,11 +171,7 @@ static int low_pass(const low_build *x, int32_t nb, int stage, int pass)
     int64_t *ptr = stage == 0 ? x->l0p : x->row_ptr;
 #pragma omp parallel
     {
-        int32_t *lvl = NULL, *list = NULL, *mark = workspace(nb, &lvl, &list);
-        if (!mark) {
-#pragma omp atomic write
-            oom = 1;
-        }
+        int32_t *lvl = NULL, *list = NULL, *mark = workspace(nb, &lvl, &list, &oom);
 #pragma omp for schedule(dynamic, 64)
         for (int32_t bi = 0; bi < nb; bi++) {
             if (!mark) continue;

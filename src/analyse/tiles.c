@@ -112,13 +112,9 @@ static int load_pattern(const ildl_csr *Ap, const int64_t *src_index, const int3
     if (!T->a_ptr) return ILDL_ERR_OUT_OF_MEMORY;
 #pragma omp parallel
     {
-        int64_t *tpos = ildl_malloc((size_t)nb * sizeof(int64_t));
-        if (tpos) {
+        int64_t *tpos = ildl_thread_scratch((size_t)nb * sizeof(int64_t), &oom);
+        if (tpos)
             for (int32_t b = 0; b < nb; b++) tpos[b] = -1;
-        } else {
-#pragma omp atomic write
-            oom = 1;
-        }
 #pragma omp for schedule(dynamic, 64) reduction(| : bad)
         for (int32_t bi = 0; bi < nb; bi++)
             if (tpos && count_row(Ap, blk, bi, tpos, T)) bad = 1;

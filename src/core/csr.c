@@ -116,11 +116,7 @@ int ildl_csr_from_user(int32_t n, const int64_t *rowptr, const int32_t *col, con
     /* rows are independent and keep their positions, so threads change nothing in the result */
 #pragma omp parallel
     {
-        uint64_t *key = ildl_malloc(sizeof(uint64_t) * (size_t)(maxrow > 0 ? maxrow : 1));
-        if (!key) {
-#pragma omp atomic write
-            oom = 1;
-        }
+        uint64_t *key = ildl_thread_scratch(sizeof(uint64_t) * (size_t)(maxrow > 0 ? maxrow : 1), &oom);
 #pragma omp for schedule(dynamic, 4096)
         for (int32_t i = 0; i < n; i++) {
             if (!key) continue;
@@ -318,11 +314,7 @@ int ildl_csr_permute_src(const ildl_csr *A, const int32_t *perm, const int64_t *
      * independent, so the thread count changes nothing */
 #pragma omp parallel
     {
-        uint64_t *key = ildl_malloc(sizeof(uint64_t) * (size_t)(maxrow > 0 ? maxrow : 1));
-        if (!key) {
-#pragma omp atomic write
-            oom = 1;
-        }
+        uint64_t *key = ildl_thread_scratch(sizeof(uint64_t) * (size_t)(maxrow > 0 ? maxrow : 1), &oom);
 #pragma omp for schedule(dynamic, 4096)
         for (int32_t k = 0; k < n; k++) {
             if (!key) continue;

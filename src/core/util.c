@@ -34,6 +34,16 @@ void ildl_msg(char *msg, size_t msglen, const char *fmt, ...)
 
 int ildl_isfinite(double x) { return isfinite(x) ? 1 : 0; }
 
+void *ildl_thread_scratch(size_t bytes, int *oom)
+{
+    void *p = ildl_malloc(bytes);
+    if (!p) {
+#pragma omp atomic write
+        *oom = 1;
+    }
+    return p;
+}
+
 int ildl_set_threads(int t)
 {
 #ifdef _OPENMP

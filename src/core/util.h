@@ -20,6 +20,10 @@ void ildl_msg(char *msg, size_t msglen, const char *fmt, ...)
 #endif
     ;
 
+/* Per-thread scratch, called by each thread inside an OpenMP parallel region: ildl_malloc(bytes);
+ * on failure NULL and *oom set to 1 (atomically; the caller's flag, 0 before the region). */
+void *ildl_thread_scratch(size_t bytes, int *oom);
+
 /* Threads of later OpenMP parallel regions: t (> 0). Returns the previous count; without
  * OpenMP it does nothing and returns 1. Lets tests compare results across thread counts. */
 int ildl_set_threads(int t);
