@@ -325,7 +325,7 @@ static int profile_parts(ildl_cuda_ctx *c, int starts, int checks)
             CU(cudaEventSynchronize(c->ev[1]));
             CU(cudaEventElapsedTime(&ms[part][r], c->ev[0], c->ev[1]));
         }
-    for (int part = 0; part < 3; part++) /* a median by selection: 21 values */
+    for (int part = 0; part < 3; part++) /* sort the 21 values; the median is the middle one */
         for (int a = 0; a < 21; a++)
             for (int b2 = a + 1; b2 < 21; b2++)
                 if (ms[part][b2] < ms[part][a]) { float t = ms[part][a]; ms[part][a] = ms[part][b2]; ms[part][b2] = t; }
