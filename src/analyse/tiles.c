@@ -254,6 +254,19 @@ static int set_solve_order(ildl_tiles *T)
     return ILDL_SUCCESS;
 }
 
+int ildl_tiles_set_precision(ildl_tiles *T, int single)
+{
+    if (single ? T->val32 != NULL : T->val != NULL) return ILDL_SUCCESS;
+    size_t m = (size_t)(T->total_cap > 0 ? T->total_cap : 1);
+    void *v = ildl_calloc(m, single ? sizeof(float) : sizeof(double));
+    if (!v) return ILDL_ERR_OUT_OF_MEMORY;
+    free(T->val);
+    free(T->val32);
+    T->val = single ? NULL : v;
+    T->val32 = single ? v : NULL;
+    return ILDL_SUCCESS;
+}
+
 /* Factor storage: val/idx of total_cap, per-tile off/nnz, per-row pivots and D. */
 static int alloc_factor(ildl_tiles *T)
 {
@@ -348,6 +361,7 @@ void ildl_tiles_free(ildl_tiles *T)
     free(T->off);
     free(T->nnz);
     free(T->val);
+    free(T->val32);
     free(T->idx);
     free(T->piv);
     free(T->d_diag);

@@ -71,7 +71,10 @@ typedef struct ildl_tiles {
     /* factor storage: written by a factorization */
     int64_t *off;         /* [ntiles] actual offset of tile t in val/idx */
     int64_t *nnz;         /* [ntiles] entries stored (dense: mi*mj) */
-    double *val;          /* [total_cap] */
+    double *val;          /* [total_cap] the factor in double precision, or NULL ... */
+    float *val32;         /* [total_cap] ... in single precision (ildl_tiles_set_precision);
+                           * exactly one of the two is allocated. D stays in double arrays:
+                           * a single-precision factorization stores float values there */
     uint16_t *idx;        /* [total_cap] local indices of sparse tiles (ascending) */
     int32_t *piv;         /* [n] pivot order inside each block (see above) */
     double *d_diag;       /* [n] */
@@ -102,6 +105,10 @@ static inline int ildl_tiles_block_size(const ildl_tiles *T, int32_t b)
 {
     return T->bstart[b + 1] - T->bstart[b];
 }
+
+/* Keep the factor values in single (single != 0: val32) or double precision (val); frees the
+ * other array. Returns ILDL_SUCCESS or ILDL_ERR_OUT_OF_MEMORY (T unchanged). */
+int ildl_tiles_set_precision(ildl_tiles *T, int single);
 
 void ildl_tiles_free(ildl_tiles *T);
 
