@@ -213,43 +213,68 @@ static int64_t coarse_row(const int64_t *p, const int32_t *ci, const int32_t *ma
     return q;
 }
 
+/* Vertices grouped: group g has the members memb[head[g]..head[g+1]) (any order), ng groups. */
+typedef struct {
+    int32_t ng;
+    int64_t *head; /* [ng+1] */
+    int32_t *memb; /* [head[ng]] */
+} groups;
+
+static void groups_free(groups *M)
+{
+    free(M->head);
+    free(M->memb);
+    memset(M, 0, sizeof *M);
+}
+
+/* Room for ng groups over nv vertices. ILDL_SUCCESS or ILDL_ERR_OUT_OF_MEMORY. */
+static int groups_alloc(int32_t ng, int32_t nv, groups *M)
+{
+    M->ng = ng;
+    M->head = ildl_malloc(sizeof(int64_t) * ((size_t)ng + 1));
+    M->memb = ildl_malloc(sizeof(int32_t) * ((size_t)nv > 0 ? (size_t)nv : 1));
+    if (M->head && M->memb) return ILDL_SUCCESS;
+    groups_free(M);
+    return ILDL_ERR_OUT_OF_MEMORY;
+}
+
 /* Coarsen the symmetric pattern (n, p, ci) (self loops optional, w NULL = unit weights) by
- * map[v] in 0..nc-1: C has an edge g-h iff some v in g and u in h are adjacent, plus every
- * self loop g-g, and weights summed; rows sorted. Each coarse row depends only on the input,
- * so rows are built in parallel, each in its own slot of a scratch array (slot g has room
- * for 1 + the members' degrees), then packed: the result is the same for any thread count. */
+ * map[v] in 0..nc-1, whose groups M lists: C has an edge g-h iff some v in g and u in h are
+ * adjacent, plus every self loop g-g, and weights summed; rows sorted. Each coarse row and
+ * weight depends only on the input (a row is sorted and a weight is an integer sum, so the
+ * members' order does not matter either), so groups are handled in parallel, each row in
+ * its own slot of a scratch array (slot g has room for 1 + the members' degrees), then
+ * packed: the result is the same for any thread count. The groups come from whoever made
+ * map, which knows them anyway: no serial bucket sort of the n vertices here. */
 static int bgraph_coarsen(int32_t n, const int64_t *p, const int32_t *ci, const int32_t *w,
-                          const int32_t *map, int32_t nc, bgraph *C)
+                          const int32_t *map, const groups *M, bgraph *C)
 {
     int st = ILDL_SUCCESS, oom = 0;
-    int64_t *head = NULL, *slot = NULL;
-    int32_t *memb = NULL, *scratch = NULL;
+    int32_t nc = M->ng;
+    int64_t *slot = NULL;
+    int32_t *scratch = NULL;
     memset(C, 0, sizeof *C);
-    head = ildl_calloc((size_t)nc + 1, sizeof(int64_t));
     slot = ildl_calloc((size_t)nc + 1, sizeof(int64_t));
-    memb = ildl_malloc(sizeof(int32_t) * (size_t)n);
     scratch = ildl_malloc(sizeof(int32_t) * ((size_t)p[n] + (size_t)nc));
     C->p = ildl_calloc((size_t)nc + 1, sizeof(int64_t));
     C->w = ildl_calloc((size_t)nc, sizeof(int32_t));
-    if (!head || !slot || !memb || !scratch || !C->p || !C->w) {
+    if (!slot || !scratch || !C->p || !C->w) {
         st = ILDL_ERR_OUT_OF_MEMORY;
         goto cleanup;
     }
-    /* members of each group, ascending; weights; slot sizes */
-    for (int32_t v = 0; v < n; v++) {
-        head[map[v] + 1]++;
-        slot[map[v] + 1] += p[v + 1] - p[v];
-    }
+    /* weights and slot sizes per group, then the slots' offsets */
+#pragma omp parallel for schedule(dynamic, 4096)
     for (int32_t g = 0; g < nc; g++) {
-        head[g + 1] += head[g];
-        slot[g + 1] += slot[g] + 1;
+        int64_t deg = 1, wg = 0;
+        for (int64_t m = M->head[g]; m < M->head[g + 1]; m++) {
+            int32_t v = M->memb[m];
+            deg += p[v + 1] - p[v];
+            wg += w ? w[v] : 1;
+        }
+        slot[g + 1] = deg;
+        C->w[g] = (int32_t)wg;
     }
-    for (int32_t v = 0; v < n; v++) {
-        memb[head[map[v]]++] = v;
-        C->w[map[v]] += w ? w[v] : 1;
-    }
-    for (int32_t g = nc; g > 0; g--) head[g] = head[g - 1];
-    head[0] = 0;
+    for (int32_t g = 0; g < nc; g++) slot[g + 1] += slot[g];
     /* rows into their slots; lengths at C->p[g + 1] */
 #pragma omp parallel
     {
@@ -259,8 +284,8 @@ static int bgraph_coarsen(int32_t n, const int64_t *p, const int32_t *ci, const 
 #pragma omp for schedule(dynamic, 1024)
         for (int32_t g = 0; g < nc; g++)
             if (mark)
-                C->p[g + 1] = coarse_row(p, ci, map, memb, head[g], head[g + 1], g, mark,
-                                         scratch + slot[g]);
+                C->p[g + 1] = coarse_row(p, ci, map, M->memb, M->head[g], M->head[g + 1], g,
+                                         mark, scratch + slot[g]);
         free(mark);
     }
     if (oom) {
@@ -279,9 +304,7 @@ static int bgraph_coarsen(int32_t n, const int64_t *p, const int32_t *ci, const 
         memcpy(C->i + C->p[g], scratch + slot[g], sizeof(int32_t) * (size_t)(C->p[g + 1] - C->p[g]));
 
 cleanup:
-    free(head);
     free(slot);
-    free(memb);
     free(scratch);
     if (st) bgraph_free(C);
     return st;
@@ -374,21 +397,22 @@ static int sorted_has(const int32_t *ci, int64_t lo, int64_t hi, int32_t j)
 
 /* One level of Saad's greedy grouping on G: each unassigned vertex i (in order) starts a
  * group and takes the unassigned vertices j with cos(P_i, P_j) >= t, most similar first,
- * while the summed weight stays <= cap. map[v] receives the group, *ng the group count,
- * *below the largest similarity < t of a pair that would fit under cap on its own (-1 if
- * none): when nothing merges, no threshold above *below can merge anything either.
+ * while the summed weight stays <= cap. map[v] receives the group, M the groups (allocated
+ * here; the caller frees them), *below the largest similarity < t of a pair that would fit
+ * under cap on its own (-1 if none): when nothing merges, no threshold above *below can merge anything either.
  * Candidates come from the pattern of G*G' row i; columns longer than dense_lim are not
  * walked (that would be quadratic) but still counted for the candidates found otherwise. */
 static int br_group(const bgraph *G, double t, int cap, int64_t dense_lim, int32_t *map,
-                    int32_t *ng, double *below)
+                    groups *M, double *below)
 {
     int st = ILDL_SUCCESS;
     int32_t n = G->n, ngr = 0;
+    int64_t nm = 0; /* members listed so far */
     uint32_t *cnt = ildl_calloc((size_t)n, sizeof(uint32_t));
     int32_t *list = ildl_malloc(sizeof(int32_t) * (size_t)n);
     int32_t *dense = ildl_malloc(sizeof(int32_t) * (size_t)n);
     cand *cs = ildl_malloc(sizeof(cand) * (size_t)n);
-    if (!cnt || !list || !dense || !cs) {
+    if (!cnt || !list || !dense || !cs || groups_alloc(n, n, M)) {
         st = ILDL_ERR_OUT_OF_MEMORY;
         goto cleanup;
     }
@@ -399,6 +423,8 @@ static int br_group(const bgraph *G, double t, int cap, int64_t dense_lim, int32
         int32_t g = ngr++;
         int64_t wt = G->w[i];
         map[i] = g;
+        M->head[g] = nm;
+        M->memb[nm++] = i; /* groups are formed one after the other: M is their CSR */
         if (wt >= cap) continue;
         int32_t nl = 0, nd = 0;
         for (int64_t e = G->p[i]; e < G->p[i + 1]; e++) {
@@ -420,7 +446,7 @@ static int br_group(const bgraph *G, double t, int cap, int64_t dense_lim, int32
             }
         }
         double si = (double)(G->p[i + 1] - G->p[i]);
-        int32_t nc = 0;
+        int32_t nc = 0, wmin = cap + 1; /* wmin: lightest candidate */
         for (int32_t k = 0; k < nl; k++) {
             int32_t j = list[k];
             int64_t hits = cnt[j];
@@ -429,19 +455,27 @@ static int br_group(const bgraph *G, double t, int cap, int64_t dense_lim, int32
             for (int32_t k2 = 0; k2 < nd; k2++)
                 hits += sorted_has(G->i, G->p[dense[k2]], G->p[dense[k2] + 1], j);
             double s = (double)hits / sqrt(si * (double)(G->p[j + 1] - G->p[j]));
-            if (s >= t) cs[nc++] = (cand){s, j};
-            else if (s > bl && G->w[i] + G->w[j] <= cap) bl = s;
+            if (s >= t) {
+                cs[nc++] = (cand){s, j};
+                if (G->w[j] < wmin) wmin = G->w[j];
+            } else if (s > bl && G->w[i] + G->w[j] <= cap) {
+                bl = s;
+            }
         }
         cand_queue q;
         cand c;
         cand_queue_init(&q, cs, nc);
-        while (wt < cap && cand_queue_pop(&q, &c)) {
+        /* once even the lightest candidate cannot fit, every later pop would be skipped:
+         * stop there (on coarse levels most of a group's candidates are such pops) */
+        while (wt + wmin <= cap && cand_queue_pop(&q, &c)) {
             if (wt + G->w[c.j] > cap) continue; /* a lighter candidate may still fit */
             map[c.j] = g;
+            M->memb[nm++] = c.j;
             wt += G->w[c.j];
         }
     }
-    *ng = ngr;
+    M->ng = ngr;
+    M->head[ngr] = nm;
     *below = bl;
 
 cleanup:
@@ -449,6 +483,7 @@ cleanup:
     free(list);
     free(dense);
     free(cs);
+    if (st) groups_free(M);
     return st;
 }
 
@@ -459,68 +494,96 @@ static int64_t br_dense_limit(int32_t n)
     return lim < 64.0 ? 64 : (int64_t)lim;
 }
 
-/* Expand the ordered coarse vertices into rows: perm lists the rows of vertex operm[0],
- * then operm[1], ...; inside a vertex ascending, a pair's second row right after its first. */
-static int br_expand(int32_t n, const int32_t *rowmap, const int32_t *pair, int32_t nc,
+/* The units (level-0 vertices) inside vertex v of the level-k graph, appended to u[*nu..):
+ * lv[k] groups the level-(k-1) vertices into level-k ones (k >= 1). Returns 0, or -1 if more
+ * than BLOCK_MAX_BS units would be listed (a block never holds more rows than that). */
+static int br_units(const groups *lv, int k, int32_t v, int32_t *u, int32_t *nu)
+{
+    if (k == 0) {
+        if (*nu >= BLOCK_MAX_BS) return -1;
+        u[(*nu)++] = v;
+        return 0;
+    }
+    for (int64_t m = lv[k].head[v]; m < lv[k].head[v + 1]; m++)
+        if (br_units(lv, k - 1, lv[k].memb[m], u, nu)) return -1;
+    return 0;
+}
+
+/* Expand the ordered vertices of the final graph (level K, weights w = rows) into rows: perm
+ * lists the rows of vertex operm[0], then operm[1], ...; inside a vertex its units by
+ * ascending number (units are numbered by their first row, so rows ascend), a pair's second
+ * row right after its first (lv[0] lists each unit's rows so). Each vertex's rows go to
+ * their own range, so vertices are expanded in parallel. */
+static int br_expand(int32_t n, const groups *lv, int K, int32_t nc, const int32_t *w,
                      const int32_t *operm, ildl_blocking *out)
 {
-    int st = ILDL_SUCCESS;
-    int32_t *size = ildl_calloc((size_t)nc, sizeof(int32_t));
-    int32_t *pos = ildl_malloc(sizeof(int32_t) * (size_t)nc);
+    int bad = 0;
     out->perm = ildl_malloc(sizeof(int32_t) * (size_t)n);
     out->bstart = ildl_malloc(sizeof(int32_t) * ((size_t)nc + 1));
-    if (!size || !pos || !out->perm || !out->bstart) {
-        st = ILDL_ERR_OUT_OF_MEMORY;
-        goto cleanup;
-    }
-    for (int32_t r = 0; r < n; r++) size[rowmap[r]]++;
+    if (!out->perm || !out->bstart) return ILDL_ERR_OUT_OF_MEMORY;
     out->bstart[0] = 0;
+    for (int32_t k = 0; k < nc; k++) out->bstart[k + 1] = out->bstart[k] + w[operm[k]];
+#pragma omp parallel for schedule(dynamic, 1024) reduction(| : bad)
     for (int32_t k = 0; k < nc; k++) {
-        int32_t g = operm[k];
-        pos[g] = out->bstart[k];
-        out->bstart[k + 1] = out->bstart[k] + size[g];
+        int32_t u[BLOCK_MAX_BS], nu = 0, q = out->bstart[k];
+        if (br_units(lv, K, operm[k], u, &nu)) {
+            bad = 1;
+            continue;
+        }
+        for (int32_t a = 1; a < nu; a++) { /* insertion sort: at most 32 units */
+            int32_t x = u[a], b = a - 1;
+            for (; b >= 0 && u[b] > x; b--) u[b + 1] = u[b];
+            u[b + 1] = x;
+        }
+        for (int32_t a = 0; a < nu; a++)
+            for (int64_t m = lv[0].head[u[a]]; m < lv[0].head[u[a] + 1]; m++)
+                out->perm[q++] = lv[0].memb[m];
     }
-    for (int32_t r = 0; r < n; r++) {
-        int32_t pr = pair ? pair[r] : -1;
-        if (pr >= 0 && pr < r) continue; /* placed with its partner */
-        out->perm[pos[rowmap[r]]++] = r;
-        if (pr >= 0) out->perm[pos[rowmap[pr]]++] = pr;
-    }
+    if (bad) return ILDL_ERR_INTERNAL;
     out->n = n;
     out->nb = nc;
-
-cleanup:
-    free(size);
-    free(pos);
-    return st;
+    return ILDL_SUCCESS;
 }
 
 int ildl_block_br(const ildl_csr *A, int ordering, const int32_t *pair, int max_bs,
                   double threshold, double decay, ildl_blocking *out)
 {
     bgraph G = {0}, C = {0};
-    int32_t *rowmap = NULL, *gmap = NULL, *operm = NULL;
-    int used = ordering;
+    groups lv[BR_MAX_LEVELS + 1], M = {0};
+    int32_t *umap = NULL, *gmap = NULL, *operm = NULL;
+    int used = ordering, K = 0; /* K: merging levels so far; lv[0..K] are in use */
     char msg[256];
+    memset(lv, 0, sizeof lv);
     if (out) memset(out, 0, sizeof *out);
     int st = check_common(A, max_bs, threshold, out);
     if (st) return st;
     int32_t n = A->n;
     if (!(decay >= 0.0 && decay <= 1.0) || !pair_valid(n, pair)) return ILDL_ERR_INVALID_OPTION;
     if (max_bs < 2) pair = NULL; /* a pair cannot share a block of one row */
-    rowmap = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    umap = ildl_malloc(sizeof(int32_t) * (size_t)n);
     gmap = ildl_malloc(sizeof(int32_t) * (size_t)n);
-    if (!rowmap || !gmap) {
+    if (!umap || !gmap || groups_alloc(n, n, &lv[0])) {
         st = ILDL_ERR_OUT_OF_MEMORY;
         goto cleanup;
     }
-    /* level 0: each pair is one vertex of weight 2, so no level can split it */
+    /* level 0: each pair is one vertex (unit) of weight 2, so no level can split it; units
+     * are numbered by their first row, and lv[0] lists a unit's rows first row first */
     int32_t nv = 0;
+    int64_t nm = 0;
     for (int32_t r = 0; r < n; r++) {
         int32_t pr = pair ? pair[r] : -1;
-        rowmap[r] = (pr >= 0 && pr < r) ? rowmap[pr] : nv++;
+        if (pr >= 0 && pr < r) {
+            umap[r] = umap[pr];
+            continue;
+        }
+        umap[r] = nv;
+        lv[0].head[nv++] = nm;
+        lv[0].memb[nm++] = r;
+        if (pr > r) lv[0].memb[nm++] = pr;
     }
-    st = bgraph_coarsen(n, A->rowptr, A->col, NULL, rowmap, nv, &G);
+    lv[0].ng = nv;
+    lv[0].head[nv] = nm;
+    st = bgraph_coarsen(n, A->rowptr, A->col, NULL, umap, &lv[0], &G);
     if (st) goto cleanup;
 
     /* Threshold schedule (paper Sec. III-A: start at `threshold`, times decay per level).
@@ -532,24 +595,27 @@ int ildl_block_br(const ildl_csr *A, int ordering, const int32_t *pair, int max_
      * least 1% of the vertices. Everything stops after BR_MAX_LEVELS steps or once the mean
      * block has BR_FULL * max_bs rows. An empty level leaves G unchanged, so the steps
      * whose threshold is still above the best similarity it saw (`below`) would be empty
-     * too and are skipped. decay = 1 keeps the threshold fixed: stop at the first empty. */
+     * too and are skipped. decay = 1 keeps the threshold fixed: stop at the first empty.
+     * The groups of every merging level are kept (lv): they expand the final vertices. */
     double t = threshold, floor_t = fmin(threshold, BR_MIN_THRESHOLD);
     for (int level = 0; level < BR_MAX_LEVELS; level++) {
-        int32_t ng = 0;
         double below = -1.0;
-        st = br_group(&G, t, max_bs, br_dense_limit(G.n), gmap, &ng, &below);
+        st = br_group(&G, t, max_bs, br_dense_limit(G.n), gmap, &M, &below);
         if (st) goto cleanup;
-        int32_t merged = G.n - ng, prev = G.n;
+        int32_t merged = G.n - M.ng, prev = G.n;
         if (merged > 0) {
-            for (int32_t r = 0; r < n; r++) rowmap[r] = gmap[rowmap[r]];
-            st = bgraph_coarsen(G.n, G.p, G.i, G.w, gmap, ng, &C);
+            st = bgraph_coarsen(G.n, G.p, G.i, G.w, gmap, &M, &C);
             if (st) goto cleanup;
             bgraph_free(&G);
             G = C;
             memset(&C, 0, sizeof C);
-        } else if (decay >= 1.0 || t <= floor_t || below < floor_t) {
-            break; /* no allowed threshold merges anything more */
+            lv[++K] = M;
+        } else {
+            groups_free(&M);
+            if (decay >= 1.0 || t <= floor_t || below < floor_t)
+                break; /* no allowed threshold merges anything more */
         }
+        memset(&M, 0, sizeof M);
         if ((double)G.n * BR_FULL * max_bs <= (double)n) break; /* blocks near max_bs */
         if (t <= floor_t && (int64_t)merged * 100 < (int64_t)prev) break; /* stalled */
         double tn = fmax(t * decay, floor_t);
@@ -567,13 +633,15 @@ int ildl_block_br(const ildl_csr *A, int ordering, const int32_t *pair, int max_
     }
     st = ildl_order_graph(G.n, G.p, G.i, ordering, operm, &used, msg, sizeof msg);
     if (st) goto cleanup;
-    st = br_expand(n, rowmap, pair, G.n, operm, out);
+    st = br_expand(n, lv, K, G.n, G.w, operm, out);
     if (!st) out->ordering_used = used;
 
 cleanup:
     bgraph_free(&G);
     bgraph_free(&C);
-    free(rowmap);
+    groups_free(&M);
+    for (int k = 0; k <= K; k++) groups_free(&lv[k]);
+    free(umap);
     free(gmap);
     free(operm);
     if (st) ildl_blocking_free(out);

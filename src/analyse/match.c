@@ -201,6 +201,69 @@ static double log_memoized(log_memo *m, double a)
     return slot->la;
 }
 
+/* m[j] = max_i |a_ij| (0 for an empty column). Rows in parallel, each column's maximum
+ * raised by compare-and-swap on its bits: for doubles >= 0 the order of the bit patterns
+ * (as unsigned integers) is the numeric order, and a maximum does not depend on the order
+ * in which values arrive, so m is exactly the serial result. Returns ILDL_SUCCESS or
+ * ILDL_ERR_OUT_OF_MEMORY. */
+static int column_max_abs(const ildl_csr *A, double *m)
+{
+    int32_t n = A->n;
+    uint64_t *bits = ildl_malloc(sizeof(uint64_t) * ((size_t)n > 0 ? (size_t)n : 1));
+    if (!bits) return ILDL_ERR_OUT_OF_MEMORY;
+#pragma omp parallel for schedule(static)
+    for (int32_t j = 0; j < n; j++) bits[j] = 0; /* the bits of +0.0 */
+#pragma omp parallel for schedule(dynamic, 4096)
+    for (int32_t i = 0; i < n; i++)
+        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            double a = fabs(A->val[p]);
+            if (!(a > 0.0)) continue; /* cannot raise a maximum (NaN neither, as before) */
+            uint64_t b, cur;
+            memcpy(&b, &a, sizeof b);
+            uint64_t *slot = &bits[A->col[p]];
+            cur = __atomic_load_n(slot, __ATOMIC_RELAXED);
+            while (b > cur &&
+                   !__atomic_compare_exchange_n(slot, &cur, b, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                ; /* cur now holds the newer value: retry while ours is still larger */
+        }
+#pragma omp parallel for schedule(static)
+    for (int32_t j = 0; j < n; j++) memcpy(&m[j], &bits[j], sizeof(double));
+    free(bits);
+    return ILDL_SUCCESS;
+}
+
+/* Cheap start: rows in order, each matched to the first column of a tight edge (reduced
+ * cost <= 0) that is still free. The search for a row's first tight edge does not depend on
+ * the other rows, so it runs in parallel (first[i]: its offset in row i, -1 if none); only
+ * the claims, in row order, stay serial, and a row whose first tight column is taken goes
+ * on scanning from there, as the serial loop would. */
+static void cheap_start(const ildl_csr *A, const double *cost, const double *u, int32_t *first,
+                        colstate *col, int32_t *match)
+{
+    int32_t n = A->n;
+#pragma omp parallel for schedule(dynamic, 4096)
+    for (int32_t i = 0; i < n; i++) {
+        first[i] = -1;
+        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+            if (cost[p] < INFINITY && cost[p] - u[i] <= 0.0) {
+                first[i] = (int32_t)(p - A->rowptr[i]);
+                break;
+            }
+    }
+    for (int32_t i = 0; i < n; i++) {
+        match[i] = -1;
+        if (first[i] < 0) continue;
+        for (int64_t p = A->rowptr[i] + first[i]; p < A->rowptr[i + 1]; p++) {
+            int32_t j = A->col[p];
+            if (cost[p] < INFINITY && cost[p] - u[i] <= 0.0 && col[j].mcol < 0) {
+                match[i] = j;
+                col[j].mcol = i;
+                break;
+            }
+        }
+    }
+}
+
 int ildl_match_maxprod(const ildl_csr *A, int32_t *match, double *logr, double *logc,
                        int32_t *n_unmatched)
 {
@@ -226,9 +289,7 @@ int ildl_match_maxprod(const ildl_csr *A, int32_t *match, double *logr, double *
     W.H.c = W.col;
 
     /* column maxima, then costs: c_ij >= 0 with a 0 in every column that has an edge */
-    for (int32_t j = 0; j < n; j++) lcm[j] = 0.0;
-    for (int64_t p = 0; p < nnz; p++)
-        if (fabs(A->val[p]) > lcm[A->col[p]]) lcm[A->col[p]] = fabs(A->val[p]);
+    if (column_max_abs(A, lcm)) goto cleanup;
     /* logs per column and per entry in parallel: rows are independent (each thread has its
      * own memo of log, which changes no value) */
 #pragma omp parallel
@@ -253,22 +314,12 @@ int ildl_match_maxprod(const ildl_csr *A, int32_t *match, double *logr, double *
     for (int32_t j = 0; j < n; j++)
         W.col[j] = (colstate){.d = INFINITY, .v = 0.0, .mcol = -1, .pred = 0, .pos = -1, .done = 0};
 
-    /* cheap start: match along tight edges while both ends are free */
-    for (int32_t i = 0; i < n; i++) {
-        match[i] = -1;
-        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-            int32_t j = A->col[p];
-            if (cost[p] < INFINITY && cost[p] - W.u[i] <= 0.0 && W.col[j].mcol < 0) {
-                match[i] = j;
-                W.col[j].mcol = i;
-                break;
-            }
-        }
-    }
+    cheap_start(A, cost, W.u, W.touched, W.col, match);
     int32_t unmatched = 0;
     for (int32_t i = 0; i < n; i++)
         if (match[i] < 0 && !augment_from(&W, i)) unmatched++;
     *n_unmatched = unmatched;
+#pragma omp parallel for schedule(static)
     for (int32_t i = 0; i < n; i++) {
         if (logr) logr[i] = W.u[i];
         if (logc) logc[i] = W.col[i].v - lcm[i];
@@ -541,6 +592,8 @@ void ildl_match_pair_hint(int32_t n, const int32_t *pair, const int32_t *perm, i
 {
     for (int32_t k = 0; k < n; k++) hint[k] = 0;
     if (!pair) return;
+    /* blocks are independent */
+#pragma omp parallel for schedule(dynamic, 1024)
     for (int32_t b = 0; b < nb; b++)
         for (int32_t k = bstart[b]; k < bstart[b + 1];) {
             if (k + 1 < bstart[b + 1] && pair[perm[k]] == perm[k + 1]) {
