@@ -9,6 +9,19 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Threads an OpenMP region would get here (1 without OpenMP). */
+static int max_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
 
 /* ---------------------------------------------------------------- column state */
 
@@ -209,6 +222,12 @@ static double log_memoized(log_memo *m, double a)
 static int column_max_abs(const ildl_csr *A, double *m)
 {
     int32_t n = A->n;
+    if (max_threads() == 1) { /* one thread: plain stores beat compare-and-swap */
+        for (int32_t j = 0; j < n; j++) m[j] = 0.0;
+        for (int64_t p = 0; p < A->rowptr[n]; p++)
+            if (fabs(A->val[p]) > m[A->col[p]]) m[A->col[p]] = fabs(A->val[p]);
+        return ILDL_SUCCESS;
+    }
     uint64_t *bits = ildl_malloc(sizeof(uint64_t) * ((size_t)n > 0 ? (size_t)n : 1));
     if (!bits) return ILDL_ERR_OUT_OF_MEMORY;
 #pragma omp parallel for schedule(static)
@@ -236,14 +255,17 @@ static int column_max_abs(const ildl_csr *A, double *m)
  * cost <= 0) that is still free. The search for a row's first tight edge does not depend on
  * the other rows, so it runs in parallel (first[i]: its offset in row i, -1 if none); only
  * the claims, in row order, stay serial, and a row whose first tight column is taken goes
- * on scanning from there, as the serial loop would. */
+ * on scanning from there, as the serial loop would. With one thread the claims scan each
+ * row from its start (first[i] = 0), which is the serial loop itself, without a pre-pass. */
 static void cheap_start(const ildl_csr *A, const double *cost, const double *u, int32_t *first,
                         colstate *col, int32_t *match)
 {
     int32_t n = A->n;
+    int pre = max_threads() > 1;
 #pragma omp parallel for schedule(dynamic, 4096)
     for (int32_t i = 0; i < n; i++) {
-        first[i] = -1;
+        first[i] = pre ? -1 : 0;
+        if (!pre) continue;
         for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
             if (cost[p] < INFINITY && cost[p] - u[i] <= 0.0) {
                 first[i] = (int32_t)(p - A->rowptr[i]);
