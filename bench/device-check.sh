@@ -23,8 +23,11 @@ if [ "$MODE" != full ]; then
   export ILDL_MATRICES_DIR=/tmp/ildl-small
 fi
 echo "== GPU tests"
-timeout 300 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests.log" 2>&1; echo "cuda tests exit $?"
+timeout 480 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests.log" 2>&1; echo "cuda tests exit $?"
 grep -E "generated|SQMR|MISMATCH|PASSED|FAILED" "$OUTDIR/gpu-tests.log" | head -n 20
+# shared matrices: how many factor/solve comparisons were bitwise equal, per configuration
+awk 'NF >= 6 && $1 ~ /mtx/ {n[$2]++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok[$2]++}
+     END {for (c in n) printf "bitwise %-8s %d of %d\n", c, ok[c] + 0, n[c]}' "$OUTDIR/gpu-tests.log" | sort
 timeout 120 $B/tests/api_test_api > "$OUTDIR/api.log" 2>&1; echo "api tests exit $?"
 timeout 120 $B/tests/cuda_test_cuda_oom > "$OUTDIR/oom.log" 2>&1; echo "device memory exhaustion test exit $?"
 if [ -n "$SAN" ]; then
@@ -42,15 +45,15 @@ for m in tuma2 stokes64 aug3dcqp sqd_aug2d_2x2_it5 cutest_kkt_VESUVIA_0000 sqd_q
 LIST=$(ls /tmp/ildl-small/*.mtx.gz)
 : > "$OUTDIR/ildl.jsonl"
 for m in $LIST; do
-  for be in "cpu" "cuda --schedule levels" "cuda --schedule syncfree"; do
+  for be in "cpu" "cuda --schedule levels" "cuda --schedule syncfree" "cpu --precision single" "cuda --precision single"; do
     timeout 120 $B/tools/ildl solve "$m" --backend $be --json --quiet --threads 16 | tail -n 1 >> "$OUTDIR/ildl.jsonl"
   done
 done
 python3 - "$OUTDIR/ildl.jsonl" <<'PY'
 import json, sys, os
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{')]
-print(f"{'matrix':34s} {'be':4s} {'sched':8s} {'lev':>5s} {'setup':>7s} {'factor':>8s} {'solve':>8s} {'it':>5s} {'res':>9s}")
+print(f"{'matrix':34s} {'be':4s} {'prec':6s} {'sched':8s} {'lev':>5s} {'setup':>7s} {'factor':>8s} {'solve':>8s} {'it':>5s} {'res':>9s}")
 for r in rows:
     tr = r['true_residual'] if r['true_residual'] is not None else float('nan')
-    print(f"{os.path.basename(r['matrix'])[:34]:34s} {r['backend']:4s} {r.get('schedule','') if r['backend']=='cuda' else '':8s} {r['levels']:5d} {r['setup_s']:7.3f} {r['factor_s']:8.4f} {r['solve_s']:8.4f} {r['iterations']:5d} {tr:9.2e}")
+    print(f"{os.path.basename(r['matrix'])[:34]:34s} {r['backend']:4s} {r.get('precision',''):6s} {r.get('schedule','') if r['backend']=='cuda' else '':8s} {r['levels']:5d} {r['setup_s']:7.3f} {r['factor_s']:8.4f} {r['solve_s']:8.4f} {r['iterations']:5d} {tr:9.2e}")
 PY

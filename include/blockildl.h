@@ -85,9 +85,12 @@ typedef enum {
 typedef enum { ILDL_PIVOT_NONE = 0, ILDL_PIVOT_BK = 1, ILDL_PIVOT_ROOK = 2 } ildl_pivoting;
 typedef enum {
     ILDL_PREC_DOUBLE = 0, /* factor and SQMR in double */
-    ILDL_PREC_SINGLE = 1, /* factor and SQMR in single (not supported yet: ILDL_ERR_NOT_SUPPORTED) */
-    ILDL_PREC_MIXED = 2   /* factor rounded to single precision (the GPU solves read a float copy),
-                             SQMR in double */
+    ILDL_PREC_SINGLE = 1, /* the factorization computes in single precision and keeps only a
+                             single-precision factor (half the factor's memory); the triangular
+                             solves read it in double arithmetic and SQMR runs in double, so the
+                             true residual still reaches tol (docs/precision.md) */
+    ILDL_PREC_MIXED = 2   /* factor computed in double, then rounded to single precision (the GPU
+                             solves read a float copy, kept beside the double factor); SQMR in double */
 } ildl_precision;
 typedef enum {
     ILDL_LEFTOVER_SCAN = 0,  /* leftover capacity granted in block order: bitwise reproducible */

@@ -158,9 +158,6 @@ static int check_options(const ildl_options *o, char *msg, size_t len)
         return ildl_msg(msg, len, "unknown pivoting %d", o->pivoting), ILDL_ERR_INVALID_OPTION;
     if (o->precision < ILDL_PREC_DOUBLE || o->precision > ILDL_PREC_MIXED)
         return ildl_msg(msg, len, "unknown precision %d", o->precision), ILDL_ERR_INVALID_OPTION;
-    if (o->precision == ILDL_PREC_SINGLE)
-        return ildl_msg(msg, len, "precision single is not yet supported (use double or mixed)"),
-               ILDL_ERR_NOT_SUPPORTED;
     if (o->leftover != ILDL_LEFTOVER_SCAN && o->leftover != ILDL_LEFTOVER_ATOMIC)
         return ildl_msg(msg, len, "unknown leftover protocol %d", o->leftover), ILDL_ERR_INVALID_OPTION;
     if (!(o->drop_tol >= 0.0) || !isfinite(o->drop_tol))
@@ -244,6 +241,10 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
     h->err[0] = 0;
     st = ildl_analyse(&h->A, h->src, &h->opt, &h->an, h->err, sizeof h->err);
     if (st) goto fail;
+    if (h->opt.precision == ILDL_PREC_SINGLE) {
+        st = ildl_tiles_set_precision(&h->an.tiles, 1); /* the factor is kept in float only */
+        if (st) goto fail;
+    }
     if (h->backend == ILDL_BACKEND_CUDA) {
         double tu = ildl_wtime();
         st = ildl_cuda_create(&h->an.tiles, &h->A, h->opt.device_id, &h->cuda, h->err, sizeof h->err);
@@ -254,6 +255,7 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
             st = ILDL_SUCCESS;
         }
         if (!st && h->cuda && h->opt.precision == ILDL_PREC_MIXED) st = ildl_cuda_set_mixed(h->cuda);
+        if (!st && h->cuda && h->opt.precision == ILDL_PREC_SINGLE) st = ildl_cuda_set_single(h->cuda);
         if (!st && h->cuda) st = ildl_cuda_set_schedule(h->cuda, h->opt.solve_schedule);
         if (st) goto fail;
         h->info.t_upload = ildl_wtime() - tu;
@@ -280,8 +282,9 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
     I->num_levels = h->an.levels.nlevels;
     I->mean_block_size = (double)n / (double)h->an.blk.nb;
     I->factor_capacity = h->an.tiles.total_cap;
+    size_t value_bytes = h->opt.precision == ILDL_PREC_SINGLE ? sizeof(float) : sizeof(double);
     I->host_bytes = sizeof(*h) + (size_t)nnz * (8 * 3 + 4 + 8) + (size_t)n * 64 +
-                    (size_t)h->an.tiles.total_cap * 10 + (size_t)h->an.tiles.ntiles * 64;
+                    (size_t)h->an.tiles.total_cap * (value_bytes + 2) + (size_t)h->an.tiles.ntiles * 64;
     I->device_bytes = h->cuda ? ildl_cuda_bytes(h->cuda) : 0;
     I->setup_seconds = ildl_wtime() - t0;
     logline(h, 1, "setup: n=%d nnz=%lld blocks=%d tiles=%lld levels=%d capacity=%lld (%.3f s)",
@@ -355,7 +358,7 @@ static int factor_impl(ildl_handle *h, const double *values)
         st = ildl_cuda_factor(h->cuda, T, &fp, &fs, h->err, sizeof h->err);
         if (st) return fail(h, st, "CUDA factorization failed: %s", h->err);
     } else {
-        st = ildl_cpu_factor(T, &fp, &fs);
+        st = h->opt.precision == ILDL_PREC_SINGLE ? ildl_cpu_factor_s(T, &fp, &fs) : ildl_cpu_factor(T, &fp, &fs);
         if (st) return fail(h, st, "CPU factorization failed: %s", ildl_strerror(st));
     }
     if (h->opt.precision == ILDL_PREC_MIXED && h->cuda) {
@@ -398,7 +401,8 @@ static int apply_host(void *ctx, const double *r, double *z)
     int32_t n = h->A.n;
     double *w = h->work;
     for (int32_t k = 0; k < n; k++) w[k] = h->qs[k] * r[h->q[k]];
-    ildl_cpu_solve(&h->an.tiles, w);
+    if (h->opt.precision == ILDL_PREC_SINGLE) ildl_cpu_solve_s(&h->an.tiles, w); /* the float factor */
+    else ildl_cpu_solve(&h->an.tiles, w);
     for (int32_t k = 0; k < n; k++) z[h->q[k]] = h->qs[k] * w[k];
     return ILDL_SUCCESS;
 }

@@ -6,11 +6,12 @@
 #include <math.h>
 #include "blockildl.h"
 #include "cpu/dense_factor.h"
+#include "cpu/real.h"
 
 #define LD ILDL_TILE_LD
 
 /* Reset res for an m x m tile: identity perm, no pivots yet. */
-void ildl_dense_begin(int m, ildl_dense_result *res)
+void RN(ildl_dense_begin)(int m, ildl_dense_result *res)
 {
     assert(m >= 0 && m <= LD);
     for (int r = 0; r < LD; r++) {
@@ -24,9 +25,9 @@ void ildl_dense_begin(int m, ildl_dense_result *res)
 }
 
 /* Symmetrically interchange rows/cols i and j of the tile (all m rows/cols) and of perm. */
-void ildl_dense_swap(int m, double *a, ildl_dense_result *res, int i, int j)
+void RN(ildl_dense_swap)(int m, ildl_real *a, ildl_dense_result *res, int i, int j)
 {
-    double t;
+    ildl_real t;
     int32_t pt;
     if (i == j) return;
     /* Rows above the active part hold finished U rows: permuting their columns is exactly the
@@ -47,12 +48,12 @@ void ildl_dense_swap(int m, double *a, ildl_dense_result *res, int i, int j)
 }
 
 /* max_{k <= j < m, j != skip} |a(row, j)| (0 if empty); the smallest such j on ties. */
-double ildl_dense_absmax(int m, const double *a, int row, int k, int skip, int *jmax)
+ildl_real RN(ildl_dense_absmax)(int m, const ildl_real *a, int row, int k, int skip, int *jmax)
 {
-    double best = -1;
+    ildl_real best = -1;
     *jmax = -1;
     for (int j = k; j < m; j++) {
-        double v = fabs(a[row * LD + j]);
+        ildl_real v = RABS(a[row * LD + j]);
         if (j != skip && v > best) {
             best = v;
             *jmax = j;
@@ -62,23 +63,23 @@ double ildl_dense_absmax(int m, const double *a, int row, int k, int skip, int *
 }
 
 /* Bring row piv (>= k) to k and eliminate it as a 1x1 pivot; returns 1. */
-int ildl_dense_take1(int m, double *a, int k, int piv, const ildl_dense_params *p,
+int RN(ildl_dense_take1)(int m, ildl_real *a, int k, int piv, const ildl_dense_params *p,
                      ildl_dense_result *res)
 {
-    double u[LD], d, *ak = a + k * LD;
+    ildl_real u[LD], d, *ak = a + k * LD;
     assert(p && p->perturb > 0 && piv >= k && piv < m);
-    ildl_dense_swap(m, a, res, k, piv);
+    RN(ildl_dense_swap)(m, a, res, k, piv);
     d = ak[k];
-    if (fabs(d) < p->pivot_tol || d == 0) {
-        d = (d == 0) ? p->perturb : copysign(p->perturb, d);
+    if (RABS(d) < (ildl_real)p->pivot_tol || d == 0) {
+        d = (d == 0) ? (ildl_real)p->perturb : RCOPYSIGN((ildl_real)p->perturb, d);
         res->nperturbed++;
     }
     for (int j = k + 1; j < m; j++) u[j] = ak[j] / d;
     /* A(j,l) -= A(k,j) * U(k,l): the unscaled row times the scaled one, upper then mirror */
     for (int j = k + 1; j < m; j++) {
-        double wj = ak[j];
+        ildl_real wj = ak[j];
         for (int l = j; l < m; l++) {
-            double v = a[j * LD + l] - wj * u[l];
+            ildl_real v = a[j * LD + l] - wj * u[l];
             a[j * LD + l] = v;
             a[l * LD + j] = v;
         }
@@ -95,27 +96,27 @@ int ildl_dense_take1(int m, double *a, int k, int piv, const ildl_dense_params *
 }
 
 /* 1 if [a b; b c] is safe to invert as a 2x2 pivot (see ildl_dense_params). */
-static int pair_ok(double a, double b, double c, double tol)
+static int pair_ok(ildl_real a, ildl_real b, ildl_real c, ildl_real tol)
 {
-    double g = fmax(fabs(a), fmax(fabs(b), fabs(c)));
-    double det = a * c - b * b;
+    ildl_real g = RMAX(RABS(a), RMAX(RABS(b), RABS(c)));
+    ildl_real det = a * c - b * b;
     /* |det|/g >= tol*g avoids squaring g, which could overflow for huge entries */
-    return g >= tol && g > 0 && det != 0 && fabs(det) / g >= tol * g;
+    return g >= tol && g > 0 && det != 0 && RABS(det) / g >= tol * g;
 }
 
 /* Bring rows q, r to k, k+1 and eliminate them as a 2x2 pivot (or a 1x1 at q when the pair
  * is numerically singular); returns the rows consumed. */
-int ildl_dense_take2(int m, double *a, int k, int q, int r, const ildl_dense_params *p,
+int RN(ildl_dense_take2)(int m, ildl_real *a, int k, int q, int r, const ildl_dense_params *p,
                      ildl_dense_result *res)
 {
-    double u1[LD], u2[LD], da, db, dc, det, *ak, *ak1;
+    ildl_real u1[LD], u2[LD], da, db, dc, det, *ak, *ak1;
     assert(p && q >= k && r >= k && q < m && r < m && q != r && k + 1 < m);
     /* judged before any interchange, so a rejected pair costs no swap beyond q -> k */
-    if (!pair_ok(a[q * LD + q], a[q * LD + r], a[r * LD + r], p->pivot_tol))
-        return ildl_dense_take1(m, a, k, q, p, res);
-    ildl_dense_swap(m, a, res, k, q);
+    if (!pair_ok(a[q * LD + q], a[q * LD + r], a[r * LD + r], (ildl_real)p->pivot_tol))
+        return RN(ildl_dense_take1)(m, a, k, q, p, res);
+    RN(ildl_dense_swap)(m, a, res, k, q);
     if (r == k) r = q; /* r moved with the first interchange */
-    ildl_dense_swap(m, a, res, k + 1, r);
+    RN(ildl_dense_swap)(m, a, res, k + 1, r);
     ak = a + k * LD;
     ak1 = a + (k + 1) * LD;
     da = ak[k];
@@ -127,9 +128,9 @@ int ildl_dense_take2(int m, double *a, int k, int q, int r, const ildl_dense_par
         u2[j] = (da * ak1[j] - db * ak[j]) / det;
     }
     for (int j = k + 2; j < m; j++) {
-        double w1 = ak[j], w2 = ak1[j];
+        ildl_real w1 = ak[j], w2 = ak1[j];
         for (int l = j; l < m; l++) {
-            double v = a[j * LD + l] - (w1 * u1[l] + w2 * u2[l]);
+            ildl_real v = a[j * LD + l] - (w1 * u1[l] + w2 * u2[l]);
             a[j * LD + l] = v;
             a[l * LD + j] = v;
         }
@@ -155,41 +156,41 @@ int ildl_dense_take2(int m, double *a, int k, int q, int r, const ildl_dense_par
 }
 
 /* Dispatch on strategy (ildl_pivoting); an unknown strategy means no pivoting. */
-void ildl_dense_factor(int strategy, int m, double *a, const ildl_dense_params *p,
+void RN(ildl_dense_factor)(int strategy, int m, ildl_real *a, const ildl_dense_params *p,
                        ildl_dense_result *res)
 {
     switch (strategy) {
-    case ILDL_PIVOT_BK: ildl_dense_factor_bk(m, a, p, res); break;
-    case ILDL_PIVOT_ROOK: ildl_dense_factor_rook(m, a, p, res); break;
-    default: ildl_dense_factor_none(m, a, p, res); break;
+    case ILDL_PIVOT_BK: RN(ildl_dense_factor_bk)(m, a, p, res); break;
+    case ILDL_PIVOT_ROOK: RN(ildl_dense_factor_rook)(m, a, p, res); break;
+    default: RN(ildl_dense_factor_none)(m, a, p, res); break;
     }
 }
 
 /* B <- D^{-1} U^{-T} B for the mi x mj tile b (ld 32) and the factored mi x mi tile u. */
-void ildl_dense_solve_offdiag(int mi, int mj, const double *u, const ildl_dense_result *res,
-                              double *b)
+void RN(ildl_dense_solve_offdiag)(int mi, int mj, const ildl_real *u, const ildl_dense_result *res,
+                              ildl_real *b)
 {
     assert(mi >= 0 && mi <= LD && mj >= 0 && mj <= LD);
     /* U^T is unit lower triangular: forward substitution, one row of B at a time */
     for (int r = 1; r < mi; r++) {
-        double *br = b + r * LD;
+        ildl_real *br = b + r * LD;
         for (int q = 0; q < r; q++) {
-            double uqr = u[q * LD + r];
-            const double *bq = b + q * LD;
+            ildl_real uqr = u[q * LD + r];
+            const ildl_real *bq = b + q * LD;
             for (int c = 0; c < mj; c++) br[c] -= uqr * bq[c];
         }
     }
     for (int r = 0; r < mi; r++) {
-        double *br = b + r * LD;
+        ildl_real *br = b + r * LD;
         if (res->type[r] == 1) {
-            double d = res->d_diag[r];
+            ildl_real d = res->d_diag[r];
             for (int c = 0; c < mj; c++) br[c] /= d;
         } else if (res->type[r] == 2) {
             /* same formula as the 2x2 step of the factorization */
-            double da = res->d_diag[r], db = res->d_off[r], dc = res->d_diag[r + 1];
-            double det = da * dc - db * db, *bs = br + LD;
+            ildl_real da = res->d_diag[r], db = res->d_off[r], dc = res->d_diag[r + 1];
+            ildl_real det = da * dc - db * db, *bs = br + LD;
             for (int c = 0; c < mj; c++) {
-                double x = br[c], y = bs[c];
+                ildl_real x = br[c], y = bs[c];
                 br[c] = (dc * x - db * y) / det;
                 bs[c] = (da * y - db * x) / det;
             }

@@ -6,11 +6,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include "cpu/drop.h"
+#include "cpu/real.h"
 
 #define LD 32
 
 typedef struct {
-    double mag;
+    ildl_real mag;
     int idx; /* local index r*32+c */
 } drop_entry;
 
@@ -45,15 +46,15 @@ static void drop_select(drop_entry *e, int n, int k)
 }
 
 /* Tau rule, then keep the keep largest; returns the number of nonzeros left. */
-int ildl_drop_tile(int mi, int mj, double *tile, const double *rownorm, double tau, int keep)
+int RN(ildl_drop_tile)(int mi, int mj, ildl_real *tile, const ildl_real *rownorm, double tau, int keep)
 {
     drop_entry e[LD * LD];
     int nz = 0;
     assert(mi >= 0 && mi <= LD && mj >= 0 && mj <= LD);
     for (int r = 0; r < mi; r++) {
-        double thr = tau * rownorm[r];
+        ildl_real thr = (ildl_real)tau * rownorm[r];
         for (int c = 0; c < mj; c++) {
-            double v = fabs(tile[r * LD + c]);
+            ildl_real v = RABS(tile[r * LD + c]);
             if (v <= thr || v == 0) {
                 tile[r * LD + c] = 0; /* also turns -0 into +0 */
             } else {
@@ -70,13 +71,13 @@ int ildl_drop_tile(int mi, int mj, double *tile, const double *rownorm, double t
 }
 
 /* Gather the nonzeros of the tile in ascending local index; returns the count. */
-int ildl_tile_compress(int mi, int mj, const double *tile, uint16_t *idx, double *val)
+int RN(ildl_tile_compress)(int mi, int mj, const ildl_real *tile, uint16_t *idx, ildl_real *val)
 {
     int nz = 0;
     assert(mi >= 0 && mi <= LD && mj >= 0 && mj <= LD);
     for (int r = 0; r < mi; r++) {
         for (int c = 0; c < mj; c++) {
-            double v = tile[r * LD + c];
+            ildl_real v = tile[r * LD + c];
             if (v != 0) {
                 idx[nz] = (uint16_t)(r * LD + c);
                 val[nz] = v;

@@ -42,6 +42,7 @@
 #include "core/util.h"
 #include "cpu/dense_factor.h"
 #include "cpu/drop.h"
+#include "cpu/real.h"
 
 #define LD ILDL_TILE_LD
 #define TILE (ILDL_TILE_LD * ILDL_TILE_LD)
@@ -51,21 +52,21 @@
 typedef struct workspace {
     int64_t budget;          /* tiles per chunk */
     int32_t *rowbase;        /* [budget+1] first in-flight slot of each chunk row */
-    double *inflight;        /* [budget*TILE] slot rowbase[r] is the diagonal tile */
+    ildl_real *inflight;        /* [budget*TILE] slot rowbase[r] is the diagonal tile */
     int64_t *need;           /* [budget] entries left after tau-dropping, per slot */
     ildl_dense_result *res;  /* [budget] per chunk row */
-    double *rownorm;         /* [budget*32] per chunk row */
+    ildl_real *rownorm;         /* [budget*32] per chunk row */
     int nthreads;
-    double *scratch;         /* [nthreads*2*TILE] */
+    ildl_real *scratch;         /* [nthreads*2*TILE] */
 } workspace;
 
 /* ---------------------------------------------------------------- tile helpers */
 
 /* Expand stored tile t (mi x mj, rows and columns as stored) into out (ld 32). */
-static void tile_expand(const ildl_tiles *T, int64_t t, int mi, int mj, double *out)
+static void tile_expand(const ildl_tiles *T, int64_t t, int mi, int mj, ildl_real *out)
 {
-    const double *v = T->val + T->off[t];
-    for (int r = 0; r < mi; r++) memset(out + r * LD, 0, (size_t)mj * sizeof(double));
+    const ildl_real *v = TVAL(T) + T->off[t];
+    for (int r = 0; r < mi; r++) memset(out + r * LD, 0, (size_t)mj * sizeof(ildl_real));
     if (T->format[t] == ILDL_TILE_SPARSE) {
         const uint16_t *ix = T->idx + T->off[t];
         for (int64_t q = 0; q < T->nnz[t]; q++) out[ix[q]] = v[q];
@@ -76,16 +77,16 @@ static void tile_expand(const ildl_tiles *T, int64_t t, int mi, int mj, double *
 }
 
 /* du = D_k u for the mk x mj tile u (ld 32), D_k the 1x1/2x2 pivots of block k. */
-static void apply_d(const ildl_tiles *T, int32_t k, int mk, int mj, const double *u,
-                    double *du)
+static void apply_d(const ildl_tiles *T, int32_t k, int mk, int mj, const ildl_real *u,
+                    ildl_real *du)
 {
     int32_t b = T->bstart[k];
     for (int l = 0; l < mk; l++) {
-        double d0 = T->d_diag[b + l];
+        ildl_real d0 = T->d_diag[b + l];
         if (T->piv_type[b + l] == 2 && l + 1 < mk) {
-            double e = T->d_off[b + l], d1 = T->d_diag[b + l + 1];
+            ildl_real e = T->d_off[b + l], d1 = T->d_diag[b + l + 1];
             for (int c = 0; c < mj; c++) {
-                double u0 = u[l * LD + c], u1 = u[(l + 1) * LD + c];
+                ildl_real u0 = u[l * LD + c], u1 = u[(l + 1) * LD + c];
                 du[l * LD + c] = d0 * u0 + e * u1;
                 du[(l + 1) * LD + c] = e * u0 + d1 * u1;
             }
@@ -98,19 +99,19 @@ static void apply_d(const ildl_tiles *T, int32_t k, int mk, int mj, const double
 
 /* b -= u^T du (u: mk x mi, du: mk x mj, b: mi x mj, all ld 32). sym: b is a diagonal tile
  * (mi == mj); only c >= r is computed and mirrored so b stays exactly symmetric. */
-static void sub_utdu(int mk, int mi, int mj, const double *u, const double *du, double *b,
+static void sub_utdu(int mk, int mi, int mj, const ildl_real *u, const ildl_real *du, ildl_real *b,
                      int sym)
 {
-    double s[TILE];
+    ildl_real s[TILE];
     /* s(r,:) accumulates over l ascending from 0, row by row so the inner loop is contiguous;
      * a zero u(l,r) only adds exact zeros (for finite du), so skipping it changes no bit */
-    for (int r = 0; r < mi; r++) memset(s + r * LD, 0, (size_t)mj * sizeof(double));
+    for (int r = 0; r < mi; r++) memset(s + r * LD, 0, (size_t)mj * sizeof(ildl_real));
     for (int l = 0; l < mk; l++) {
-        const double *dl = du + l * LD;
+        const ildl_real *dl = du + l * LD;
         for (int r = 0; r < mi; r++) {
-            double ulr = u[l * LD + r];
+            ildl_real ulr = u[l * LD + r];
             if (ulr == 0.0) continue;
-            double *sr = s + r * LD;
+            ildl_real *sr = s + r * LD;
             for (int c = sym ? r : 0; c < mj; c++) sr[c] += ulr * dl[c];
         }
     }
@@ -124,9 +125,9 @@ static void sub_utdu(int mk, int mi, int mj, const double *u, const double *du, 
 
 /* b -= U_ki^T D_k U_kj for the stored tiles tki = (k,i) and tkj = (k,j); w: 2 scratch tiles. */
 static void pull_update(const ildl_tiles *T, int64_t tki, int64_t tkj, int mi, int mj,
-                        double *b, double *w)
+                        ildl_real *b, ildl_real *w)
 {
-    double *u = w, *du = w + TILE;
+    ildl_real *u = w, *du = w + TILE;
     int32_t k = T->row[tki];
     int mk = ildl_tiles_block_size(T, k);
     tile_expand(T, tkj, mk, mj, u);
@@ -136,26 +137,27 @@ static void pull_update(const ildl_tiles *T, int64_t tki, int64_t tkj, int mi, i
 }
 
 /* Scatter A's entries of tile t into b (ld 32, zeroed); sym mirrors (diagonal tiles). */
-static void load_a(const ildl_tiles *T, int64_t t, int sym, double *b)
+static void load_a(const ildl_tiles *T, int64_t t, int sym, ildl_real *b)
 {
     for (int64_t q = T->a_ptr[t]; q < T->a_ptr[t + 1]; q++) {
         int r = T->a_idx[q] >> 5, c = T->a_idx[q] & 31;
-        b[r * LD + c] = T->a_val[q];
-        if (sym) b[c * LD + r] = T->a_val[q];
+        ildl_real v = (ildl_real)T->a_val[q]; /* the single build rounds A once, here */
+        b[r * LD + c] = v;
+        if (sym) b[c * LD + r] = v;
     }
 }
 
 /* Rows of b (mi x mj, ld 32) into pivot order: new row r = old row perm[r]; w: scratch. */
-static void permute_rows(int mi, int mj, const int32_t *perm, double *b, double *w)
+static void permute_rows(int mi, int mj, const int32_t *perm, ildl_real *b, ildl_real *w)
 {
-    for (int r = 0; r < mi; r++) memcpy(w + r * LD, b + perm[r] * LD, (size_t)mj * sizeof(double));
-    for (int r = 0; r < mi; r++) memcpy(b + r * LD, w + r * LD, (size_t)mj * sizeof(double));
+    for (int r = 0; r < mi; r++) memcpy(w + r * LD, b + perm[r] * LD, (size_t)mj * sizeof(ildl_real));
+    for (int r = 0; r < mi; r++) memcpy(b + r * LD, w + r * LD, (size_t)mj * sizeof(ildl_real));
 }
 
 /* Columns of stored tile t (mk x mi) into pivot order: new column c = old column perm[c]. */
 static void permute_stored_cols(ildl_tiles *T, int64_t t, int mk, int mi, const int32_t *perm)
 {
-    double *v = T->val + T->off[t];
+    ildl_real *v = TVAL(T) + T->off[t];
     if (T->format[t] == ILDL_TILE_SPARSE) {
         uint16_t *ix = T->idx + T->off[t];
         int iperm[LD];
@@ -165,7 +167,7 @@ static void permute_stored_cols(ildl_tiles *T, int64_t t, int mk, int mi, const 
         /* insertion sort: entries stay grouped by row, so each moves at most within its row */
         for (int64_t q = 1; q < T->nnz[t]; q++) {
             uint16_t key = ix[q];
-            double x = v[q];
+            ildl_real x = v[q];
             int64_t p = q - 1;
             for (; p >= 0 && ix[p] > key; p--) {
                 ix[p + 1] = ix[p];
@@ -175,11 +177,11 @@ static void permute_stored_cols(ildl_tiles *T, int64_t t, int mk, int mi, const 
             v[p + 1] = x;
         }
     } else {
-        double tmp[LD];
+        ildl_real tmp[LD];
         for (int r = 0; r < mk; r++) {
-            double *row = v + (int64_t)r * mi;
+            ildl_real *row = v + (int64_t)r * mi;
             for (int c = 0; c < mi; c++) tmp[c] = row[perm[c]];
-            memcpy(row, tmp, (size_t)mi * sizeof(double));
+            memcpy(row, tmp, (size_t)mi * sizeof(ildl_real));
         }
     }
 }
@@ -188,13 +190,13 @@ static void permute_stored_cols(ildl_tiles *T, int64_t t, int mk, int mi, const 
 
 /* The diagonal tile W of block row i: A_ii minus the updates of column i, then factored.
  * Writes block i's pivot order and D into T. */
-static void factor_diag(ildl_tiles *T, const ildl_factor_params *p, int32_t i, double *W,
-                        ildl_dense_result *res, double *w)
+static void factor_diag(ildl_tiles *T, const ildl_factor_params *p, int32_t i, ildl_real *W,
+                        ildl_dense_result *res, ildl_real *w)
 {
     int mi = ildl_tiles_block_size(T, i);
     int32_t b = T->bstart[i];
     ildl_dense_params dp;
-    memset(W, 0, TILE * sizeof(double));
+    memset(W, 0, TILE * sizeof(ildl_real));
     load_a(T, T->row_ptr[i], 1, W);
     for (int64_t q = T->col_ptr[i]; q < T->col_ptr[i + 1]; q++) {
         int64_t t = T->col_tiles[q];
@@ -204,7 +206,7 @@ static void factor_diag(ildl_tiles *T, const ildl_factor_params *p, int32_t i, d
     dp.pivot_tol = p->pivot_tol;
     dp.perturb = p->perturb;
     dp.pair_hint = p->pair_hint ? p->pair_hint + b : NULL;
-    ildl_dense_factor(p->pivoting, mi, W, &dp, res);
+    RN(ildl_dense_factor)(p->pivoting, mi, W, &dp, res);
     for (int r = 0; r < mi; r++) {
         T->piv[b + r] = res->perm[r];
         T->d_diag[b + r] = res->d_diag[r];
@@ -215,14 +217,14 @@ static void factor_diag(ildl_tiles *T, const ildl_factor_params *p, int32_t i, d
 
 /* Off-diagonal tile t = (i,j) into B: A_ij minus the updates of the rows k < i present in
  * both columns i and j (merged ascending), rows to pivot order, then U_ij = D^-1 U_ii^-T B. */
-static void solve_offdiag(const ildl_tiles *T, int32_t i, int64_t t, const double *W,
-                          const ildl_dense_result *res, double *B, double *w)
+static void solve_offdiag(const ildl_tiles *T, int32_t i, int64_t t, const ildl_real *W,
+                          const ildl_dense_result *res, ildl_real *B, ildl_real *w)
 {
     int32_t j = T->col[t];
     int mi = ildl_tiles_block_size(T, i), mj = ildl_tiles_block_size(T, j);
     int64_t qi = T->col_ptr[i], ei = T->col_ptr[i + 1];
     int64_t qj = T->col_ptr[j], ej = T->col_ptr[j + 1];
-    memset(B, 0, TILE * sizeof(double));
+    memset(B, 0, TILE * sizeof(ildl_real));
     load_a(T, t, 0, B);
     while (qi < ei && qj < ej) {
         int64_t ti = T->col_tiles[qi], tj = T->col_tiles[qj];
@@ -237,29 +239,29 @@ static void solve_offdiag(const ildl_tiles *T, int32_t i, int64_t t, const doubl
         }
     }
     permute_rows(mi, mj, res->perm, B, w);
-    ildl_dense_solve_offdiag(mi, mj, W, res, B);
+    RN(ildl_dense_solve_offdiag)(mi, mj, W, res, B);
 }
 
 /* Row norms of block row i over its in-flight tiles slot[0..nt-1] (order in the header). */
-static void row_norms(const ildl_tiles *T, int32_t i, const double *slot, double *rownorm)
+static void row_norms(const ildl_tiles *T, int32_t i, const ildl_real *slot, ildl_real *rownorm)
 {
     int mi = ildl_tiles_block_size(T, i);
     int64_t t0 = T->row_ptr[i], nt = T->row_ptr[i + 1] - t0;
     for (int r = 0; r < mi; r++) {
-        double acc = 1.0;
+        ildl_real acc = 1.0;
         for (int c = r + 1; c < mi; c++) acc += slot[r * LD + c] * slot[r * LD + c];
         for (int64_t s = 1; s < nt; s++) {
             int mj = ildl_tiles_block_size(T, T->col[t0 + s]);
-            const double *b = slot + s * TILE + r * LD;
+            const ildl_real *b = slot + s * TILE + r * LD;
             for (int c = 0; c < mj; c++) acc += b[c] * b[c];
         }
-        rownorm[r] = sqrt(acc);
+        rownorm[r] = RSQRT(acc);
     }
 }
 
 /* Phase A for block row i: in-flight tiles slot[0..], need[s] after tau-dropping. */
-static int phase_a_row(ildl_tiles *T, const ildl_factor_params *p, int32_t i, double *slot,
-                       ildl_dense_result *res, double *rownorm, int64_t *need, double *w)
+static int phase_a_row(ildl_tiles *T, const ildl_factor_params *p, int32_t i, ildl_real *slot,
+                       ildl_dense_result *res, ildl_real *rownorm, int64_t *need, ildl_real *w)
 {
     int mi = ildl_tiles_block_size(T, i);
     int64_t t0 = T->row_ptr[i], nt = T->row_ptr[i + 1] - t0;
@@ -270,7 +272,7 @@ static int phase_a_row(ildl_tiles *T, const ildl_factor_params *p, int32_t i, do
     need[0] = (int64_t)mi * mi;
     for (int64_t s = 1; s < nt; s++) {
         int mj = ildl_tiles_block_size(T, T->col[t0 + s]);
-        need[s] = ildl_drop_tile(mi, mj, slot + s * TILE, rownorm, p->drop_tol, -1);
+        need[s] = RN(ildl_drop_tile)(mi, mj, slot + s * TILE, rownorm, p->drop_tol, -1);
     }
     return ILDL_SUCCESS;
 }
@@ -280,25 +282,25 @@ static int phase_a_row(ildl_tiles *T, const ildl_factor_params *p, int32_t i, do
 /* Store the in-flight tiles of block row i at the offsets of phase B, then put the columns
  * of column i's tiles (k,i), k < i, into block i's pivot order: block row i was their last
  * reader. Returns ILDL_ERR_INTERNAL if a tile's count differs from its grant. */
-static int phase_c_row(ildl_tiles *T, int32_t i, double *slot, const ildl_dense_result *res,
-                       const double *rownorm, const int64_t *need)
+static int phase_c_row(ildl_tiles *T, int32_t i, ildl_real *slot, const ildl_dense_result *res,
+                       const ildl_real *rownorm, const int64_t *need)
 {
     int mi = ildl_tiles_block_size(T, i);
     int64_t t0 = T->row_ptr[i], nt = T->row_ptr[i + 1] - t0;
     int status = ILDL_SUCCESS;
-    double *d = T->val + T->off[t0];
+    ildl_real *d = TVAL(T) + T->off[t0];
     for (int r = 0; r < mi; r++)
         for (int c = 0; c < mi; c++) d[r * mi + c] = (c > r) ? slot[r * LD + c] : 0.0;
     for (int64_t s = 1; s < nt; s++) {
         int64_t t = t0 + s;
         int mj = ildl_tiles_block_size(T, T->col[t]);
-        double *b = slot + s * TILE, *v = T->val + T->off[t];
+        ildl_real *b = slot + s * TILE, *v = TVAL(T) + T->off[t];
         if (T->format[t] == ILDL_TILE_SPARSE) {
-            if (need[s] > T->nnz[t]) ildl_drop_tile(mi, mj, b, rownorm, 0.0, (int)T->nnz[t]);
-            if (ildl_tile_compress(mi, mj, b, T->idx + T->off[t], v) != T->nnz[t])
+            if (need[s] > T->nnz[t]) RN(ildl_drop_tile)(mi, mj, b, rownorm, 0.0, (int)T->nnz[t]);
+            if (RN(ildl_tile_compress)(mi, mj, b, T->idx + T->off[t], v) != T->nnz[t])
                 status = ILDL_ERR_INTERNAL;
         } else {
-            for (int r = 0; r < mi; r++) memcpy(v + r * mj, b + r * LD, (size_t)mj * sizeof(double));
+            for (int r = 0; r < mi; r++) memcpy(v + r * mj, b + r * LD, (size_t)mj * sizeof(ildl_real));
         }
     }
     for (int64_t q = T->col_ptr[i]; q < T->col_ptr[i + 1]; q++) {
@@ -336,11 +338,11 @@ static int workspace_alloc(const ildl_tiles *T, int nthreads, workspace *ws)
     ws->budget = budget;
     ws->nthreads = nthreads;
     ws->rowbase = ildl_malloc((size_t)(budget + 1) * sizeof(int32_t));
-    ws->inflight = ildl_malloc((size_t)budget * TILE * sizeof(double));
+    ws->inflight = ildl_malloc((size_t)budget * TILE * sizeof(ildl_real));
     ws->need = ildl_malloc((size_t)budget * sizeof(int64_t));
     ws->res = ildl_malloc((size_t)budget * sizeof(ildl_dense_result));
-    ws->rownorm = ildl_malloc((size_t)budget * LD * sizeof(double));
-    ws->scratch = ildl_malloc((size_t)nthreads * 2 * TILE * sizeof(double));
+    ws->rownorm = ildl_malloc((size_t)budget * LD * sizeof(ildl_real));
+    ws->scratch = ildl_malloc((size_t)nthreads * 2 * TILE * sizeof(ildl_real));
     if (!ws->rowbase || !ws->inflight || !ws->need || !ws->res || !ws->rownorm || !ws->scratch) {
         workspace_free(ws);
         return ILDL_ERR_OUT_OF_MEMORY;
@@ -397,6 +399,7 @@ static int phase_b(ildl_tiles *T, int32_t r0, int32_t nrows, const workspace *ws
     return ILDL_SUCCESS;
 }
 
+#ifndef ILDL_SINGLE /* one definition, in the double build */
 /* Inertia of D and factor_nnz: stored off-diagonal entries of U (dense tiles count every
  * entry, diagonal tiles their strict upper part) + n (unit diagonal) + D's stored values
  * (n diagonal + one off-diagonal per 2x2 pivot). Inertia of a 2x2 pivot: det < 0 gives one
@@ -440,8 +443,9 @@ void ildl_factor_final_stats(const ildl_tiles *T, ildl_factor_stats *st)
         }
     }
 }
+#endif
 
-int ildl_cpu_factor(ildl_tiles *T, const ildl_factor_params *p, ildl_factor_stats *st)
+int RN(ildl_cpu_factor)(ildl_tiles *T, const ildl_factor_params *p, ildl_factor_stats *st)
 {
     int status = ILDL_SUCCESS, nthreads = 1;
     int64_t so = 0, used = 0, leftover = 0;
@@ -449,6 +453,7 @@ int ildl_cpu_factor(ildl_tiles *T, const ildl_factor_params *p, ildl_factor_stat
     workspace ws;
     if (!st) st = &local;
     memset(st, 0, sizeof(*st));
+    if (!TVAL(T)) return ILDL_ERR_INTERNAL; /* storage of the other precision (ildl_tiles_set_precision) */
 #ifdef _OPENMP
     nthreads = p->num_threads > 0 ? p->num_threads : omp_get_max_threads();
 #endif

@@ -27,6 +27,10 @@ typedef struct ildl_factor_stats {
 /* Factor T (a_val must be loaded) into T->val/idx/off/nnz/piv/d_*. Returns ILDL_SUCCESS or
  * ILDL_ERR_OUT_OF_MEMORY. */
 int ildl_cpu_factor(ildl_tiles *T, const ildl_factor_params *p, ildl_factor_stats *st);
+/* The same in single precision (every operation in float; A rounded to float when loaded):
+ * writes T->val32 and D as float values (in the double arrays). ildl_cpu_factor needs T->val,
+ * this one T->val32 (ildl_tiles_set_precision); ILDL_ERR_INTERNAL if it is missing. */
+int ildl_cpu_factor_s(ildl_tiles *T, const ildl_factor_params *p, ildl_factor_stats *st);
 
 /* Fill n2x2, the inertia of D and factor_nnz of st from a finished factor in T: shared by
  * the CPU and CUDA backends. */
@@ -35,5 +39,7 @@ void ildl_factor_final_stats(const ildl_tiles *T, ildl_factor_stats *st);
 /* In place x <- (U^T D U)^{-1} x, x[n] in factored (pivot) order: forward over levels with
  * U^T, then D^{-1}, then backward over levels with U. */
 void ildl_cpu_solve(const ildl_tiles *T, double *x);
+/* The same with the float factor of ildl_cpu_factor_s (T->val32), in double arithmetic. */
+void ildl_cpu_solve_s(const ildl_tiles *T, double *x);
 
 #endif

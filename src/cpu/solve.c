@@ -15,15 +15,21 @@
  *            s_r = sum_{c ascending} U_ij(r,c) x_j(c), then x_i(r) -= s_r;
  *            then x_i(r) -= sum_{c>r DEScending} U_ii(r,c) x_i(c) for r descending.
  * A sparse tile visits its entries in ascending local index, which for each output entry
- * is the same order as the dense loop (skipping exact zeros). */
+ * is the same order as the dense loop (skipping exact zeros).
+ *
+ * The arithmetic is always double. The single build (cpu/real.h, ildl_cpu_solve_s) reads the
+ * float factor of precision single and widens each value exactly: a solve in float arithmetic
+ * made SQMR stall on indefinite problems (a shifted 2D Laplacian: 3.9e-6 after 1000 iterations
+ * where this converges in 56), and the vectors cost little next to the factor. */
 #include "cpu/factor.h"
 #include <string.h>
 #include "cpu/dense_factor.h"
+#include "cpu/real.h"
 
 #define LD ILDL_TILE_LD
 
 /* xi -= u^T xk for a dense mk x mi tile (row-major, ld mi). */
-static void dense_utx_sub(int mk, int mi, const double *u, const double *xk, double *xi)
+static void dense_utx_sub(int mk, int mi, const ildl_real *u, const double *xk, double *xi)
 {
     for (int c = 0; c < mi; c++) {
         double s = 0.0;
@@ -33,7 +39,7 @@ static void dense_utx_sub(int mk, int mi, const double *u, const double *xk, dou
 }
 
 /* xi -= u^T xk for a sparse tile of nz entries (idx ascending), mi columns. */
-static void sparse_utx_sub(int64_t nz, const uint16_t *idx, const double *v, int mi,
+static void sparse_utx_sub(int64_t nz, const uint16_t *idx, const ildl_real *v, int mi,
                            const double *xk, double *xi)
 {
     double s[LD];
@@ -43,7 +49,7 @@ static void sparse_utx_sub(int64_t nz, const uint16_t *idx, const double *v, int
 }
 
 /* xi -= u xj for a dense mi x mj tile (row-major, ld mj). */
-static void dense_ux_sub(int mi, int mj, const double *u, const double *xj, double *xi)
+static void dense_ux_sub(int mi, int mj, const ildl_real *u, const double *xj, double *xi)
 {
     for (int r = 0; r < mi; r++) {
         double s = 0.0;
@@ -53,7 +59,7 @@ static void dense_ux_sub(int mi, int mj, const double *u, const double *xj, doub
 }
 
 /* xi -= u xj for a sparse tile of nz entries (idx ascending), mi rows. */
-static void sparse_ux_sub(int64_t nz, const uint16_t *idx, const double *v, int mi,
+static void sparse_ux_sub(int64_t nz, const uint16_t *idx, const ildl_real *v, int mi,
                           const double *xj, double *xi)
 {
     double s[LD];
@@ -63,7 +69,7 @@ static void sparse_ux_sub(int64_t nz, const uint16_t *idx, const double *v, int 
 }
 
 /* x <- U_ii^-T x with the unit upper diagonal tile u (m x m, ld m, strict upper part). */
-static void diag_forward(int m, const double *u, double *x)
+static void diag_forward(int m, const ildl_real *u, double *x)
 {
     for (int r = 1; r < m; r++) {
         double s = 0.0;
@@ -75,7 +81,7 @@ static void diag_forward(int m, const double *u, double *x)
 /* x <- U_ii^-1 x with the unit upper diagonal tile u (m x m, ld m, strict upper part).
  * The sum runs over c DESCENDING: x[c] becomes final in that order, so a warp can add each
  * term as soon as it exists (one lane per row) and still round exactly like this loop. */
-static void diag_backward(int m, const double *u, double *x)
+static void diag_backward(int m, const ildl_real *u, double *x)
 {
     for (int r = m - 2; r >= 0; r--) {
         double s = 0.0;
@@ -95,11 +101,11 @@ static void forward_row(const ildl_tiles *T, int32_t i, double *x)
         if (k >= i) break; /* the tiles with k < i come first in fwd_seq too */
         const double *xk = x + T->bstart[k];
         if (T->format[t] == ILDL_TILE_SPARSE)
-            sparse_utx_sub(T->nnz[t], T->idx + T->off[t], T->val + T->off[t], mi, xk, xi);
+            sparse_utx_sub(T->nnz[t], T->idx + T->off[t], TVAL(T) + T->off[t], mi, xk, xi);
         else
-            dense_utx_sub(ildl_tiles_block_size(T, k), mi, T->val + T->off[t], xk, xi);
+            dense_utx_sub(ildl_tiles_block_size(T, k), mi, TVAL(T) + T->off[t], xk, xi);
     }
-    diag_forward(mi, T->val + T->off[T->row_ptr[i]], xi);
+    diag_forward(mi, TVAL(T) + T->off[T->row_ptr[i]], xi);
 }
 
 /* Backward step of block row i: x_i <- U_ii^-1 (x_i - sum_j U_ij x_j). */
@@ -112,11 +118,11 @@ static void backward_row(const ildl_tiles *T, int32_t i, double *x)
         int32_t j = T->col[t];
         const double *xj = x + T->bstart[j];
         if (T->format[t] == ILDL_TILE_SPARSE)
-            sparse_ux_sub(T->nnz[t], T->idx + T->off[t], T->val + T->off[t], mi, xj, xi);
+            sparse_ux_sub(T->nnz[t], T->idx + T->off[t], TVAL(T) + T->off[t], mi, xj, xi);
         else
-            dense_ux_sub(mi, ildl_tiles_block_size(T, j), T->val + T->off[t], xj, xi);
+            dense_ux_sub(mi, ildl_tiles_block_size(T, j), TVAL(T) + T->off[t], xj, xi);
     }
-    diag_backward(mi, T->val + T->off[T->row_ptr[i]], xi);
+    diag_backward(mi, TVAL(T) + T->off[T->row_ptr[i]], xi);
 }
 
 /* x <- D^-1 x with D's 1x1 and 2x2 pivots. */
@@ -136,7 +142,7 @@ static void d_solve(const ildl_tiles *T, double *x)
     }
 }
 
-void ildl_cpu_solve(const ildl_tiles *T, double *x)
+void RN(ildl_cpu_solve)(const ildl_tiles *T, double *x)
 {
     for (int32_t lev = 0; lev < T->nlevels; lev++) {
         int32_t r0 = T->level_ptr[lev], nrows = T->level_ptr[lev + 1] - r0;

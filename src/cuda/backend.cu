@@ -276,8 +276,7 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         if (!c->level_ptr) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
         memcpy(c->level_ptr, T->level_ptr, sizeof(int32_t) * ((size_t)T->nlevels + 1));
         c->nb = T->nb;
-        CU(cudaFuncSetAttribute(k_phase_a_offdiag, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int)OFFDIAG_SMEM_BYTES));
+        CU(factor_configure());
         if (getenv("ILDL_CUDA_PROFILE")) {
             for (int k = 0; k < 4; k++) CU(cudaEventCreate(&c->ev[k]));
             c->prof_solve = 1;
@@ -319,20 +318,6 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     factor_state hs;
     memset(&hs, 0, sizeof hs);
     factor_params_d prm;
-    dim3 blk(LD, LD);
-    /* ILDL_CUDA_PROFILE=1: synchronise after every kernel and print the wall time per kernel
-     * kind (diagnostic only: the synchronisation itself slows the factorization down). */
-    int prof = 0;
-    double prof_t[5] = {0, 0, 0, 0, 0}, prof_last = 0;
-#define PROFILE_POINT(k)                                                                  \
-    do {                                                                                  \
-        if (prof) {                                                                       \
-            CU(cudaDeviceSynchronize());                                                  \
-            double now_ = ildl_wtime();                                            \
-            prof_t[k] += now_ - prof_last;                                                \
-            prof_last = now_;                                                             \
-        }                                                                                 \
-    } while (0)
     c->factored = 0;
     g_cuda_msg[0] = 0;
     CU(cudaSetDevice(c->device));
@@ -346,46 +331,9 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     prm.pivot_tol = p->pivot_tol;
     prm.perturb = p->perturb;
     prm.pair_hint = p->pair_hint ? c->d_pair_hint : NULL;
-    prof = getenv("ILDL_CUDA_PROFILE") != NULL;
-    prof_last = ildl_wtime();
-    for (int32_t ch = 0; ch < c->nchunks; ch++) {
-        int32_t r0 = c->chunk_r0[ch], nrows = c->chunk_n[ch];
-        const int32_t *rows = c->d_level_rows + r0, *rb = c->d_rowbase + r0;
-        int64_t toff = c->chunk_toff[ch], nofd = c->chunk_toff[ch + 1] - toff;
-        k_phase_a_diag<<<nrows, blk>>>(c->T, prm, rows, rb, c->d_inflight, c->d_res);
-        CU_LAUNCH();
-        PROFILE_POINT(0);
-        if (nofd > 0) {
-            k_phase_a_offdiag<<<(unsigned)nofd, blk, OFFDIAG_SMEM_BYTES>>>(c->T, rows, rb, c->d_tile_rr + toff,
-                                                        c->d_tile_s + toff, c->d_inflight, c->d_res);
-            CU_LAUNCH();
-        PROFILE_POINT(1);
-        }
-        k_phase_a_drop<<<nrows, blk>>>(c->T, prm, rows, rb, c->d_inflight, c->d_need, c->d_rownorm);
-        CU_LAUNCH();
-        PROFILE_POINT(2);
-        int64_t nslots = c->chunk_slots[ch];
-        if (p->leftover == ILDL_LEFTOVER_ATOMIC) {
-            k_phase_b_atomic<<<(unsigned)((nslots + 255) / 256), 256>>>(c->T, rows, nrows, rb, nslots,
-                                                                        c->d_need, c->d_res, c->d_state);
-            CU_LAUNCH();
-            k_phase_b_atomic_end<<<1, 1>>>(c->T, nslots, c->d_state, c->chunk_last[ch]);
-        } else {
-            k_phase_b<<<1, 1024>>>(c->T, rows, nrows, rb, nslots, c->d_need, c->d_res, c->d_state,
-                                   c->chunk_last[ch]);
-        }
-        CU_LAUNCH();
-        PROFILE_POINT(3);
-        k_phase_c<<<(unsigned)(nrows + nofd), blk>>>(c->T, rows, nrows, rb, c->d_tile_rr + toff, c->d_tile_s + toff,
-                                                     c->d_inflight, c->d_need, c->d_state);
-        CU_LAUNCH();
-        PROFILE_POINT(4);
-    }
+    status = factor_run(c, prm, p->leftover);
+    if (status) goto cleanup;
     CU(cudaMemcpy(&hs, c->d_state, sizeof hs, cudaMemcpyDeviceToHost));
-    if (prof)
-        fprintf(stderr, "ILDL_CUDA_PROFILE factor (%d chunks): diag %.4f s, offdiag %.4f s, drop %.4f s, "
-                "scan %.4f s, store %.4f s\n", c->nchunks, prof_t[0], prof_t[1], prof_t[2], prof_t[3], prof_t[4]);
-#undef PROFILE_POINT
     if (hs.err) {
         status = hs.err;
         snprintf(g_cuda_msg, sizeof g_cuda_msg, "device factorization reported internal error %d", hs.err);
@@ -422,9 +370,33 @@ __global__ void k_to_single(int64_t m, const double *v, float *w)
     if (k < m) w[k] = (float)v[k];
 }
 
+/* Precision single: the factorization computes in float and writes val32 only (half the
+ * factor's memory); the solves read it as mixed precision does (double arithmetic). */
+extern "C" int ildl_cuda_set_single(ildl_cuda_ctx *c)
+{
+    int status = ILDL_SUCCESS;
+    if (c->single) return ILDL_SUCCESS;
+    CU(cudaSetDevice(c->device));
+    if (!c->T.val32) {
+        CU(cudaMalloc((void **)&c->T.val32, sizeof(float) * (size_t)(c->T.total_cap ? c->T.total_cap : 1)));
+        c->bytes += sizeof(float) * (size_t)c->T.total_cap;
+    }
+    if (c->T.val) {
+        CU(cudaFree(c->T.val));
+        c->T.val = NULL;
+        c->bytes -= sizeof(double) * (size_t)c->T.total_cap;
+    }
+    c->single = 1;
+    c->factored = 0;
+    ildl_cuda_sqmr_free(c); /* captured graphs hold the old tile-store view */
+cleanup:
+    return status;
+}
+
 extern "C" int ildl_cuda_set_mixed(ildl_cuda_ctx *c)
 {
     int status = ILDL_SUCCESS;
+    if (c->single) return ILDL_ERR_INVALID_OPTION;
     if (c->T.val32) return ILDL_SUCCESS;
     CU(cudaSetDevice(c->device));
     CU(cudaMalloc((void **)&c->T.val32, sizeof(float) * (size_t)(c->T.total_cap ? c->T.total_cap : 1)));
@@ -439,7 +411,7 @@ extern "C" int ildl_cuda_round_single(ildl_cuda_ctx *c)
 {
     int status = ILDL_SUCCESS;
     CU(cudaSetDevice(c->device));
-    if (!c->T.val32) return ILDL_ERR_CALL_ORDER;
+    if (!c->T.val32 || c->single) return ILDL_ERR_CALL_ORDER;
     k_to_single<<<(unsigned)((c->T.total_cap + 255) / 256), 256>>>(c->T.total_cap, c->T.val, c->T.val32);
     CU_LAUNCH();
     k_round_single<<<(c->n + 255) / 256, 256>>>(c->n, c->T.d_diag);
@@ -454,7 +426,11 @@ extern "C" int ildl_cuda_download_factor(ildl_cuda_ctx *c, ildl_tiles *T)
 {
     int status = ILDL_SUCCESS;
     CU(cudaSetDevice(c->device));
-    CU(cudaMemcpy(T->val, c->T.val, sizeof(double) * (size_t)T->total_cap, cudaMemcpyDeviceToHost));
+    if (c->single ? !T->val32 : !T->val) return ILDL_ERR_SIZE_MISMATCH; /* host storage of the other precision */
+    if (c->single)
+        CU(cudaMemcpy(T->val32, c->T.val32, sizeof(float) * (size_t)T->total_cap, cudaMemcpyDeviceToHost));
+    else
+        CU(cudaMemcpy(T->val, c->T.val, sizeof(double) * (size_t)T->total_cap, cudaMemcpyDeviceToHost));
     CU(cudaMemcpy(T->idx, c->T.idx, sizeof(uint16_t) * (size_t)T->total_cap, cudaMemcpyDeviceToHost));
 cleanup:
     return status;
@@ -557,6 +533,7 @@ extern "C" int ildl_cuda_solve_factored(ildl_cuda_ctx *c, double *x)
 cleanup:
     return status;
 }
+
 
 __global__ void k_gather(int32_t n, const int32_t *q, const double *qs, const double *r, double *w, const int *skip)
 {

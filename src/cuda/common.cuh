@@ -51,12 +51,29 @@ struct dev_tiles {
     int64_t total_cap;
     int64_t *off, *nnz;
     double *val;
-    float *val32;   /* single-precision copy of val read by the solves (mixed precision), or NULL */
+    float *val32;   /* precision single: the factor (val is NULL); mixed: a single-precision
+                     * copy of val that the solves read; double: NULL */
     uint16_t *idx;
     int32_t *piv;
     double *d_diag, *d_off;
     int8_t *piv_type;
 };
+
+/* The factor values a factorization of value type R writes: val (double) or val32 (float). */
+template <typename R> __device__ __forceinline__ R *fac_val(const dev_tiles &T);
+template <> __device__ __forceinline__ double *fac_val<double>(const dev_tiles &T) { return T.val; }
+template <> __device__ __forceinline__ float *fac_val<float>(const dev_tiles &T) { return T.val32; }
+
+/* Math on the value type R, spelled out per type so that a float stays a float (the CPU
+ * reference's single build calls fabsf, fmaxf, copysignf, sqrtf: cpu/real.h). */
+__device__ __forceinline__ double r_abs(double x) { return fabs(x); }
+__device__ __forceinline__ float r_abs(float x) { return fabsf(x); }
+__device__ __forceinline__ double r_max(double x, double y) { return fmax(x, y); }
+__device__ __forceinline__ float r_max(float x, float y) { return fmaxf(x, y); }
+__device__ __forceinline__ double r_copysign(double x, double y) { return copysign(x, y); }
+__device__ __forceinline__ float r_copysign(float x, float y) { return copysignf(x, y); }
+__device__ __forceinline__ double r_sqrt(double x) { return sqrt(x); }
+__device__ __forceinline__ float r_sqrt(float x) { return sqrtf(x); }
 
 /* A stored factor value as the solves read it: the single-precision copy when there is one. */
 __device__ __forceinline__ double dev_val(const dev_tiles &T, int64_t p)

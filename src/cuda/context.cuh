@@ -18,10 +18,10 @@ struct ildl_cuda_ctx {
     int64_t *chunk_slots;  /* [nchunks] tiles (all, in storage order) of each chunk */
     int32_t *d_tile_rr, *d_tile_s; /* off-diagonal tiles of each chunk: (row in chunk, slot) */
     int64_t budget;        /* in-flight tiles */
-    double *d_inflight;
+    double *d_inflight;    /* float in precision single (half of it used) */
     int64_t *d_need;
     dense_res *d_res;
-    double *d_rownorm;
+    double *d_rownorm;     /* float in precision single */
     factor_state *d_state;
     int8_t *d_pair_hint;
     /* solve */
@@ -37,6 +37,7 @@ struct ildl_cuda_ctx {
     double *d_aval;
     const ildl_csr *hostA;
     int factored;
+    int single;            /* precision single: float factorization, only val32 (val NULL) */
     int schedule;          /* ILDL_SCHEDULE_SYNCFREE or ILDL_SCHEDULE_LEVELS */
     int sm_count;
     int nb;                /* block rows */
@@ -53,6 +54,12 @@ struct ildl_cuda_ctx {
     cudaStream_t stream;
     cudaGraphExec_t g_full, g_dir;
 };
+
+/* The factorization's kernels over all chunks (factor.cu), in double or, when c->single, in
+ * float; ILDL_SUCCESS or the status of a failed CUDA call. */
+int factor_run(ildl_cuda_ctx *c, const factor_params_d &prm, int leftover);
+/* Shared-memory limits of the factorization kernels (once per context). */
+cudaError_t factor_configure(void);
 
 /* z = M^{-1} r for device vectors in the user's ordering, on stream s (capturable). */
 int ildl_cuda_apply_device(ildl_cuda_ctx *c, const double *r, double *z, cudaStream_t s);

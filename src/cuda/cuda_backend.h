@@ -26,6 +26,11 @@ int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id, ildl
 int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_factor_params *p,
                      ildl_factor_stats *st, char *msg, size_t msglen);
 
+/* Precision single (call once after create, before the first factorization): the factorization
+ * computes in float and keeps only the float factor (val32); the solves read it in double
+ * arithmetic, as in mixed precision. */
+int ildl_cuda_set_single(ildl_cuda_ctx *c);
+
 /* Mixed precision: keep a single-precision copy of U that the solves read (call once after
  * create, before the first solve). */
 int ildl_cuda_set_mixed(ildl_cuda_ctx *c);
@@ -33,7 +38,8 @@ int ildl_cuda_set_mixed(ildl_cuda_ctx *c);
 /* After a factorization: fill the single-precision copy of U and round D to single. */
 int ildl_cuda_round_single(ildl_cuda_ctx *c);
 
-/* Copy the factor values and indices (val, idx) into the host T too (for comparisons). */
+/* Copy the factor values and indices into the host T too (for comparisons): val, or val32 in
+ * precision single (ILDL_ERR_SIZE_MISMATCH when T holds the other precision). */
 int ildl_cuda_download_factor(ildl_cuda_ctx *c, ildl_tiles *T);
 
 /* Install the map from factored positions to the user's rows: q[n], qs[n] (scale). */

@@ -41,7 +41,8 @@ static __device__ void dd_begin(dense_res *res)
 }
 
 /* Symmetric interchange of rows/cols i and j (and of perm). */
-static __device__ void dd_swap(int m, double *a, dense_res *res, int i, int j)
+template <typename R>
+static __device__ void dd_swap(int m, R *a, dense_res *res, int i, int j)
 {
     /* Every warp must finish the pivot search (reads of a) before anyone swaps: without this
      * barrier a fast warp's swap raced a slow warp's search, so warps could choose different
@@ -50,13 +51,13 @@ static __device__ void dd_swap(int m, double *a, dense_res *res, int i, int j)
     if (i == j) return;
     int tx = threadIdx.x, ty = threadIdx.y;
     if (ty == 0 && tx < m) {
-        double t = a[i * LD + tx];
+        R t = a[i * LD + tx];
         a[i * LD + tx] = a[j * LD + tx];
         a[j * LD + tx] = t;
     }
     __syncthreads();
     if (ty == 0 && tx < m) {
-        double t = a[tx * LD + i];
+        R t = a[tx * LD + i];
         a[tx * LD + i] = a[tx * LD + j];
         a[tx * LD + j] = t;
     }
@@ -71,20 +72,21 @@ static __device__ void dd_swap(int m, double *a, dense_res *res, int i, int j)
 /* max_{k <= j < m, j != skip} |a(row, j)|, smallest j on ties (NaN never wins), jmax = -1 and 0
  * when there is no candidate: the reference's serial scan, as a warp reduction that every warp
  * performs (lane j reads entry j), so every thread gets the same answer. */
-static __device__ double dd_absmax(int m, const double *a, int row, int k, int skip, int *jmax)
+template <typename R>
+static __device__ R dd_absmax(int m, const R *a, int row, int k, int skip, int *jmax)
 {
     int j = threadIdx.x;
-    double v = -1;
+    R v = -1;
     int idx = LD;
     if (j >= k && j < m && j != skip) {
-        double x = fabs(a[row * LD + j]);
+        R x = r_abs(a[row * LD + j]);
         if (x >= 0) { /* false for NaN */
             v = x;
             idx = j;
         }
     }
     for (int off = 16; off > 0; off >>= 1) {
-        double v2 = __shfl_xor_sync(0xffffffffu, v, off);
+        R v2 = __shfl_xor_sync(0xffffffffu, v, off);
         int i2 = __shfl_xor_sync(0xffffffffu, idx, off);
         if (v2 > v || (v2 == v && i2 < idx)) {
             v = v2;
@@ -95,21 +97,22 @@ static __device__ double dd_absmax(int m, const double *a, int row, int k, int s
     return v < 0 ? 0 : v;
 }
 
-static __device__ int dd_take1(int m, double *a, int k, int piv, const dense_params_d *p, dense_res *res,
-                        double *u1)
+template <typename R>
+static __device__ int dd_take1(int m, R *a, int k, int piv, const dense_params_d *p, dense_res *res,
+                        R *u1)
 {
     int tx = threadIdx.x, ty = threadIdx.y;
     dd_swap(m, a, res, k, piv);
-    double d = a[k * LD + k];
+    R d = a[k * LD + k];
     bool perturbed = false;
-    if (fabs(d) < p->pivot_tol || d == 0) {
-        d = (d == 0) ? p->perturb : copysign(p->perturb, d);
+    if (r_abs(d) < (R)p->pivot_tol || d == 0) {
+        d = (d == 0) ? (R)p->perturb : r_copysign((R)p->perturb, d);
         perturbed = true;
     }
     if (ty == 0 && tx > k && tx < m) u1[tx] = a[k * LD + tx] / d;
     __syncthreads();
     if (ty > k && ty < m && tx >= ty && tx < m) {
-        double v = a[ty * LD + tx] - a[k * LD + ty] * u1[tx];
+        R v = a[ty * LD + tx] - a[k * LD + ty] * u1[tx];
         a[ty * LD + tx] = v;
         a[tx * LD + ty] = v;
     }
@@ -129,33 +132,35 @@ static __device__ int dd_take1(int m, double *a, int k, int piv, const dense_par
     return 1;
 }
 
-static __device__ bool dd_pair_ok(double a, double b, double c, double tol)
+template <typename R>
+static __device__ bool dd_pair_ok(R a, R b, R c, R tol)
 {
-    double g = fmax(fabs(a), fmax(fabs(b), fabs(c)));
-    double det = a * c - b * b;
-    return g >= tol && g > 0 && det != 0 && fabs(det) / g >= tol * g;
+    R g = r_max(r_abs(a), r_max(r_abs(b), r_abs(c)));
+    R det = a * c - b * b;
+    return g >= tol && g > 0 && det != 0 && r_abs(det) / g >= tol * g;
 }
 
-static __device__ int dd_take2(int m, double *a, int k, int q, int r, const dense_params_d *p,
-                        dense_res *res, double *u1, double *u2)
+template <typename R>
+static __device__ int dd_take2(int m, R *a, int k, int q, int r, const dense_params_d *p,
+                        dense_res *res, R *u1, R *u2)
 {
     int tx = threadIdx.x, ty = threadIdx.y;
-    if (!dd_pair_ok(a[q * LD + q], a[q * LD + r], a[r * LD + r], p->pivot_tol))
+    if (!dd_pair_ok(a[q * LD + q], a[q * LD + r], a[r * LD + r], (R)p->pivot_tol))
         return dd_take1(m, a, k, q, p, res, u1);
     dd_swap(m, a, res, k, q);
     if (r == k) r = q;
     dd_swap(m, a, res, k + 1, r);
-    const double *ak = a + k * LD, *ak1 = a + (k + 1) * LD;
-    double da = ak[k], db = ak[k + 1], dc = ak1[k + 1];
-    double det = da * dc - db * db;
+    const R *ak = a + k * LD, *ak1 = a + (k + 1) * LD;
+    R da = ak[k], db = ak[k + 1], dc = ak1[k + 1];
+    R det = da * dc - db * db;
     if (ty == 0 && tx >= k + 2 && tx < m) {
         u1[tx] = (dc * ak[tx] - db * ak1[tx]) / det;
         u2[tx] = (da * ak1[tx] - db * ak[tx]) / det;
     }
     __syncthreads();
     if (ty >= k + 2 && ty < m && tx >= ty && tx < m) {
-        double w1 = ak[ty], w2 = ak1[ty];
-        double v = a[ty * LD + tx] - (w1 * u1[tx] + w2 * u2[tx]);
+        R w1 = ak[ty], w2 = ak1[ty];
+        R v = a[ty * LD + tx] - (w1 * u1[tx] + w2 * u2[tx]);
         a[ty * LD + tx] = v;
         a[tx * LD + ty] = v;
     }

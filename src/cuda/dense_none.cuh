@@ -3,8 +3,9 @@
 #define ILDL_CUDA_DENSE_NONE_CUH
 #include "cuda/dense_common.cuh"
 
-static __device__ void dd_factor_none(int m, double *a, const dense_params_d *p, dense_res *res,
-                               double *u1, double *u2)
+template <typename R>
+static __device__ void dd_factor_none(int m, R *a, const dense_params_d *p, dense_res *res,
+                               R *u1, R *u2)
 {
     const int8_t *hint = p->pair_hint;
     dd_begin(res);

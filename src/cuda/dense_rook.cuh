@@ -3,21 +3,22 @@
 #define ILDL_CUDA_DENSE_ROOK_CUH
 #include "cuda/dense_common.cuh"
 
-static __device__ void dd_factor_rook(int m, double *a, const dense_params_d *p, dense_res *res,
-                               double *u1, double *u2)
+template <typename R>
+static __device__ void dd_factor_rook(int m, R *a, const dense_params_d *p, dense_res *res,
+                               R *u1, R *u2)
 {
-    const double alpha = ILDL_BK_ALPHA_D;
+    const R alpha = (R)ILDL_BK_ALPHA_D;
     dd_begin(res);
     for (int k = 0; k < m;) {
         int q = k, r, jmax;
-        double colmax = dd_absmax(m, a, k, k + 1, -1, &r);
-        if (colmax == 0 || fabs(a[k * LD + k]) >= alpha * colmax) {
+        R colmax = dd_absmax(m, a, k, k + 1, -1, &r);
+        if (colmax == 0 || r_abs(a[k * LD + k]) >= alpha * colmax) {
             k += dd_take1(m, a, k, k, p, res, u1);
             continue;
         }
         for (int it = 0;; it++) {
-            double rowmax = dd_absmax(m, a, r, k, r, &jmax);
-            if (fabs(a[r * LD + r]) >= alpha * rowmax) {
+            R rowmax = dd_absmax(m, a, r, k, r, &jmax);
+            if (r_abs(a[r * LD + r]) >= alpha * rowmax) {
                 k += dd_take1(m, a, k, r, p, res, u1);
                 break;
             }

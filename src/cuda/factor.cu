@@ -7,24 +7,33 @@
  *   k_phase_a_drop     one block per block row: row norms, tau-dropping and counting;
  *   k_phase_b  one block: deterministic leftover grants and storage offsets (prefix sums in
  *              storage order), or k_phase_b_atomic: the paper's racing protocol (option);
- *   k_phase_c  one block per row: keep-largest, compress and store, column permutation. */
+ *   k_phase_c  one block per row: keep-largest, compress and store, column permutation.
+ * The phase-A and phase-C kernels are templates on the value type R: double, or float for
+ * precision single (the CPU reference's single build, every operation in float). */
 #include <cub/block/block_scan.cuh>
-#include "cuda/factor_kernels.cuh"
+#include "cuda/context.cuh"
+extern "C" {
+#include "core/util.h"
+}
 #include "cuda/dense_bk.cuh"
 #include "cuda/dense_none.cuh"
 #include "cuda/dense_rook.cuh"
 
+/* Dynamic shared memory of k_phase_a_offdiag: 8 tiles (above the default 48 KiB for double). */
+template <typename R> constexpr size_t offdiag_smem_bytes() { return (size_t)8 * TILE * sizeof(R); }
+
 /* ------------------------------------------------------------ tile helpers (block-wide) */
 
 /* b -= u^T du; sym: only c >= r, mirrored. */
-__device__ void d_sub_utdu(int mk, int mi, int mj, const double *u, const double *du, double *b,
+template <typename R>
+__device__ void d_sub_utdu(int mk, int mi, int mj, const R *u, const R *du, R *b,
                            bool sym)
 {
     int r = threadIdx.y, c = threadIdx.x;
     if (r < mi && c < mj && (!sym || c >= r)) {
-        double s = 0.0;
+        R s = 0.0;
         for (int l = 0; l < mk; l++) s += u[l * LD + r] * du[l * LD + c];
-        double v = b[r * LD + c] - s;
+        R v = b[r * LD + c] - s;
         b[r * LD + c] = v;
         if (sym) b[c * LD + r] = v;
     }
@@ -34,18 +43,19 @@ __device__ void d_sub_utdu(int mk, int mi, int mj, const double *u, const double
 /* This thread's share of stored tile t: the (ty, tx) entry of a dense tile, entry tid of a
  * sparse one (p = its place, ld 32; p < 0: none). Reads global memory only, so a caller can
  * issue the reads of several tiles before it waits for any of them. */
-struct tile_share { double v; int p; };
+template <typename R> struct tile_share { R v; int p; };
 
-__device__ __forceinline__ tile_share d_tile_fetch(const dev_tiles &T, int64_t t, int mi, int mj, bool sparse)
+template <typename R>
+__device__ __forceinline__ tile_share<R> d_tile_fetch(const dev_tiles &T, int64_t t, int mi, int mj, bool sparse)
 {
     int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
-    tile_share r = {0.0, -1};
+    tile_share<R> r = {(R)0, -1};
     const int64_t o = T.off[t];
     if (sparse) {
-        if (tid < T.nnz[t]) { r.p = T.idx[o + tid]; r.v = T.val[o + tid]; }
+        if (tid < T.nnz[t]) { r.p = T.idx[o + tid]; r.v = fac_val<R>(T)[o + tid]; }
     } else if (ty < mi && tx < mj) {
         r.p = ty * LD + tx;
-        r.v = T.val[o + ty * mj + tx];
+        r.v = fac_val<R>(T)[o + ty * mj + tx];
     }
     return r;
 }
@@ -54,17 +64,18 @@ __device__ __forceinline__ tile_share d_tile_fetch(const dev_tiles &T, int64_t t
  * then applied (d_pull_commit): both tiles and D_k are requested at once, one memory latency
  * per update instead of one per tile and one for D_k. (Fetching the next update while applying
  * the current one gained nothing measurable: perf-notes §13.) */
-struct pull_fetch {
-    tile_share pi, pj;     /* this thread's share of U_ki and U_kj */
-    double dd, e;          /* row l = ty of D_k: diagonal, and the off-diagonal of a 2x2 */
+template <typename R> struct pull_fetch {
+    tile_share<R> pi, pj;     /* this thread's share of U_ki and U_kj */
+    R dd, e;          /* row l = ty of D_k: diagonal, and the off-diagonal of a 2x2 */
     int mk, mode;          /* rows of block k; row l is 1x1 (0), first (1) / second (2) of a 2x2 */
     bool same, si_sparse, sj_sparse;
 };
 
 /* Read the update of tiles tki = (k,i) and tkj = (k,j) (tki == tkj: the symmetric diagonal
  * update) into f: only global reads, no barrier. */
+template <typename R>
 __device__ __forceinline__ void d_pull_fetch(const dev_tiles &T, int64_t tki, int64_t tkj, int mi, int mj,
-                                             pull_fetch *f)
+                                             pull_fetch<R> *f)
 {
     int l = threadIdx.y;
     int32_t k = T.row[tki];
@@ -72,10 +83,10 @@ __device__ __forceinline__ void d_pull_fetch(const dev_tiles &T, int64_t tki, in
     f->mk = dev_bsize(T, k);
     f->sj_sparse = T.format[tkj] == ILDL_TILE_SPARSE;
     f->si_sparse = !f->same && T.format[tki] == ILDL_TILE_SPARSE;
-    f->pj = d_tile_fetch(T, tkj, f->mk, mj, f->sj_sparse);
+    f->pj = d_tile_fetch<R>(T, tkj, f->mk, mj, f->sj_sparse);
     f->pi.v = 0.0;
     f->pi.p = -1;
-    if (!f->same) f->pi = d_tile_fetch(T, tki, f->mk, mi, f->si_sparse);
+    if (!f->same) f->pi = d_tile_fetch<R>(T, tki, f->mk, mi, f->si_sparse);
     f->mode = 0;
     f->dd = f->e = 0.0;
     if (l < f->mk) {
@@ -95,25 +106,28 @@ __device__ __forceinline__ void d_pull_fetch(const dev_tiles &T, int64_t tki, in
 /* Step 1 of applying a fetched update: its tiles into shared memory (su: U_ki, unused when
  * same; sj: U_kj), a dense tile's entries directly, zeros under a sparse one. The caller
  * syncs, then calls d_pull_scatter when any tile is sparse, and syncs again. */
-__device__ __forceinline__ void d_pull_windows(const pull_fetch &f, int mi, int mj, double *su, double *sj)
+template <typename R>
+__device__ __forceinline__ void d_pull_windows(const pull_fetch<R> &f, int mi, int mj, R *su, R *sj)
 {
     int l = threadIdx.y, c = threadIdx.x;
     if (l < f.mk && c < mj) sj[l * LD + c] = f.sj_sparse ? 0.0 : f.pj.v;
     if (!f.same && l < f.mk && c < mi) su[l * LD + c] = f.si_sparse ? 0.0 : f.pi.v;
 }
 
-__device__ __forceinline__ void d_pull_scatter(const pull_fetch &f, double *su, double *sj)
+template <typename R>
+__device__ __forceinline__ void d_pull_scatter(const pull_fetch<R> &f, R *su, R *sj)
 {
     if (f.sj_sparse && f.pj.p >= 0) sj[f.pj.p] = f.pj.v;
     if (f.si_sparse && f.pi.p >= 0) su[f.pi.p] = f.pi.v;
 }
 
 /* Step 2: sdu = D_k U_kj (apply_d in src/cpu/factor.c). */
-__device__ __forceinline__ void d_pull_apply_d(const pull_fetch &f, int mj, const double *sj, double *sdu)
+template <typename R>
+__device__ __forceinline__ void d_pull_apply_d(const pull_fetch<R> &f, int mj, const R *sj, R *sdu)
 {
     int l = threadIdx.y, c = threadIdx.x;
     if (l < f.mk && c < mj) {
-        double v;
+        R v;
         if (f.mode == 1) v = f.dd * sj[l * LD + c] + f.e * sj[(l + 1) * LD + c];
         else if (f.mode == 2) v = f.e * sj[(l - 1) * LD + c] + f.dd * sj[l * LD + c];
         else v = f.dd * sj[l * LD + c];
@@ -122,9 +136,10 @@ __device__ __forceinline__ void d_pull_apply_d(const pull_fetch &f, int mj, cons
 }
 
 /* Step 3 for entry (r, c): sum_l U_ki(l,r) (D_k U_kj)(l,c) over l ascending (sub_utdu). */
-__device__ __forceinline__ double d_pull_dot(int mk, const double *u, const double *du, int r, int c)
+template <typename R>
+__device__ __forceinline__ R d_pull_dot(int mk, const R *u, const R *du, int r, int c)
 {
-    double s = 0.0;
+    R s = 0.0;
     for (int l = 0; l < mk; l++) s += u[l * LD + r] * du[l * LD + c];
     return s;
 }
@@ -132,8 +147,9 @@ __device__ __forceinline__ double d_pull_dot(int mk, const double *u, const doub
 /* Apply a fetched update: b -= U_ki^T D_k U_kj (sym: only the upper half, mirrored), the
  * update of apply_d and sub_utdu in src/cpu/factor.c in the same order per entry. su holds
  * U_ki (unused when same), sj U_kj, sdu D_k U_kj. Block-wide; ends with a barrier. */
-__device__ void d_pull_commit(const pull_fetch &f, int mi, int mj, double *b, double *su, double *sj,
-                              double *sdu)
+template <typename R>
+__device__ void d_pull_commit(const pull_fetch<R> &f, int mi, int mj, R *b, R *su, R *sj,
+                              R *sdu)
 {
     d_pull_windows(f, mi, mj, su, sj);
     __syncthreads();
@@ -149,8 +165,9 @@ __device__ void d_pull_commit(const pull_fetch &f, int mi, int mj, double *b, do
 /* Two consecutive updates k1 < k2 of an off-diagonal tile at once: b = (b - s1) - s2 per entry,
  * the bits of applying them one after the other, with half the barriers. s[0..2]: U_ki, U_kj,
  * D_k U_kj of the first update, s[3..5] of the second. Ends with a barrier. */
-__device__ void d_pull_commit2(const pull_fetch &f1, const pull_fetch &f2, int mi, int mj, double *b,
-                               double *const *s)
+template <typename R>
+__device__ void d_pull_commit2(const pull_fetch<R> &f1, const pull_fetch<R> &f2, int mi, int mj, R *b,
+                               R *const *s)
 {
     int r = threadIdx.y, c = threadIdx.x;
     d_pull_windows(f1, mi, mj, s[0], s[1]);
@@ -165,7 +182,7 @@ __device__ void d_pull_commit2(const pull_fetch &f1, const pull_fetch &f2, int m
     d_pull_apply_d(f2, mj, s[4], s[5]);
     __syncthreads();
     if (r < mi && c < mj) {
-        double v = b[r * LD + c] - d_pull_dot(f1.mk, s[0], s[2], r, c);
+        R v = b[r * LD + c] - d_pull_dot(f1.mk, s[0], s[2], r, c);
         b[r * LD + c] = v - d_pull_dot(f2.mk, s[3], s[5], r, c);
     }
     __syncthreads();
@@ -194,18 +211,21 @@ __device__ __forceinline__ bool d_next_common(const dev_tiles &T, int32_t i, int
 }
 
 /* b (zeroed) += A's entries of tile t; sym mirrors. */
-__device__ void d_load_a(const dev_tiles &T, int64_t t, bool sym, double *b)
+template <typename R>
+__device__ void d_load_a(const dev_tiles &T, int64_t t, bool sym, R *b)
 {
     int tid = threadIdx.y * LD + threadIdx.x;
     for (int64_t q = T.a_ptr[t] + tid; q < T.a_ptr[t + 1]; q += TILE) {
         int r = T.a_idx[q] >> 5, c = T.a_idx[q] & 31;
-        b[r * LD + c] = T.a_val[q];
-        if (sym) b[c * LD + r] = T.a_val[q];
+        R v = (R)T.a_val[q]; /* float: A rounded once, here, as the CPU reference does */
+        b[r * LD + c] = v;
+        if (sym) b[c * LD + r] = v;
     }
     __syncthreads();
 }
 
-__device__ void d_zero_tile(double *b)
+template <typename R>
+__device__ void d_zero_tile(R *b)
 {
     b[threadIdx.y * LD + threadIdx.x] = 0.0;
     __syncthreads();
@@ -215,24 +235,25 @@ __device__ void d_zero_tile(double *b)
 
 /* A1, one block per block row: the diagonal tile: A_ii minus the updates of column i, then the
  * dense factorization; writes U_ii to the row's first in-flight slot and P_i, D_i to T. */
+template <typename R>
 __global__ void __launch_bounds__(1024) k_phase_a_diag(dev_tiles T, factor_params_d prm,
                                                        const int32_t *rows, const int32_t *rowbase,
-                                                       double *inflight, dense_res *res_out)
+                                                       R *inflight, dense_res *res_out)
 {
-    __shared__ double W[TILE], sU[TILE], sDU[TILE];
-    __shared__ double u1[LD], u2[LD];
+    __shared__ R W[TILE], sU[TILE], sDU[TILE];
+    __shared__ R u1[LD], u2[LD];
     __shared__ dense_res res;
     int tid = threadIdx.y * LD + threadIdx.x;
     int32_t i = rows[blockIdx.x];
     int mi = dev_bsize(T, i);
     int64_t t0 = T.row_ptr[i];
-    double *slot = inflight + (int64_t)rowbase[blockIdx.x] * TILE;
+    R *slot = inflight + (int64_t)rowbase[blockIdx.x] * TILE;
 
     d_zero_tile(W);
     d_load_a(T, t0, true, W);
     /* the tiles (k,i), k < i, in k ascending */
     for (int64_t q = T.col_ptr[i]; q < T.col_diag[i]; q++) {
-        pull_fetch f;
+        pull_fetch<R> f;
         d_pull_fetch(T, T.col_tiles[q], T.col_tiles[q], mi, mi, &f);
         d_pull_commit(f, mi, mi, W, sU, sU, sDU);
     }
@@ -267,14 +288,16 @@ __global__ void __launch_bounds__(1024) k_phase_a_diag(dev_tiles T, factor_param
 /* A2, one block per off-diagonal tile of the chunk: updates from the rows k < i present in
  * block columns i and j, rows into pivot order, U_ij = D_i^-1 U_ii^-T B. */
 /* (two blocks per SM: the register cap costs a few spilled bytes and gains 10-20%, perf-notes §13) */
+template <typename R>
 __global__ void __launch_bounds__(1024, 2) k_phase_a_offdiag(dev_tiles T, const int32_t *rows,
                                                           const int32_t *rowbase, const int32_t *tile_rr,
-                                                          const int32_t *tile_s, double *inflight,
+                                                          const int32_t *tile_s, R *inflight,
                                                           const dense_res *res_in)
 {
-    extern __shared__ double smem_od[]; /* OFFDIAG_SMEM_BYTES: W, sB and two updates' tiles */
+    extern __shared__ __align__(16) unsigned char smem_od_raw[]; /* offdiag_smem_bytes<R>(): W, sB and two updates' tiles */
+    R *smem_od = reinterpret_cast<R *>(smem_od_raw);
     __shared__ dense_res res;
-    double *W = smem_od, *sB = smem_od + TILE, *up[6];
+    R *W = smem_od, *sB = smem_od + TILE, *up[6];
     for (int k = 0; k < 6; k++) up[k] = smem_od + (2 + k) * TILE;
     int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
     int32_t rr = tile_rr[blockIdx.x], s = tile_s[blockIdx.x];
@@ -283,7 +306,7 @@ __global__ void __launch_bounds__(1024, 2) k_phase_a_offdiag(dev_tiles T, const 
     int64_t t = T.row_ptr[i] + s;
     int32_t j = T.col[t];
     int mj = dev_bsize(T, j);
-    double *slot = inflight + (int64_t)rowbase[rr] * TILE;
+    R *slot = inflight + (int64_t)rowbase[rr] * TILE;
     W[tid] = slot[tid];
     if (tid < LD) {
         res.perm[tid] = res_in[rr].perm[tid];
@@ -298,7 +321,7 @@ __global__ void __launch_bounds__(1024, 2) k_phase_a_offdiag(dev_tiles T, const 
     /* the k < i in both block columns, in k ascending, two at a time */
     int64_t ti, tj;
     while (d_next_common(T, i, &qi, ei, &qj, ej, &ti, &tj)) {
-        pull_fetch f1, f2;
+        pull_fetch<R> f1, f2;
         d_pull_fetch(T, ti, tj, mi, mj, &f1);
         if (!d_next_common(T, i, &qi, ei, &qj, ej, &ti, &tj)) {
             d_pull_commit(f1, mi, mj, sB, up[0], up[1], up[2]);
@@ -308,7 +331,7 @@ __global__ void __launch_bounds__(1024, 2) k_phase_a_offdiag(dev_tiles T, const 
         d_pull_commit2(f1, f2, mi, mj, sB, up);
     }
     /* rows into pivot order */
-    double v = 0.0;
+    R v = 0.0;
     if (ty < mi && tx < mj) v = sB[res.perm[ty] * LD + tx];
     __syncthreads();
     if (ty < mi && tx < mj) sB[ty * LD + tx] = v;
@@ -323,11 +346,11 @@ __global__ void __launch_bounds__(1024, 2) k_phase_a_offdiag(dev_tiles T, const 
     }
     if (ty < mi && tx < mj) {
         if (res.type[ty] == 1) {
-            sB[ty * LD + tx] /= res.d_diag[ty];
+            sB[ty * LD + tx] /= (R)res.d_diag[ty];
         } else if (res.type[ty] == 2) {
-            double da = res.d_diag[ty], db = res.d_off[ty], dc = res.d_diag[ty + 1];
-            double det = da * dc - db * db;
-            double x = sB[ty * LD + tx], y = sB[(ty + 1) * LD + tx];
+            R da = res.d_diag[ty], db = res.d_off[ty], dc = res.d_diag[ty + 1];
+            R det = da * dc - db * db;
+            R x = sB[ty * LD + tx], y = sB[(ty + 1) * LD + tx];
             sB[ty * LD + tx] = (dc * x - db * y) / det;
             sB[(ty + 1) * LD + tx] = (da * y - db * x) / det;
         }
@@ -338,27 +361,28 @@ __global__ void __launch_bounds__(1024, 2) k_phase_a_offdiag(dev_tiles T, const 
 
 /* A3, one block per block row: row norms over the whole block row in the reference's order,
  * then tau-dropping of the off-diagonal tiles and their counts. */
+template <typename R>
 __global__ void __launch_bounds__(1024) k_phase_a_drop(dev_tiles T, factor_params_d prm,
                                                        const int32_t *rows, const int32_t *rowbase,
-                                                       double *inflight, int64_t *need,
-                                                       double *rownorm_out)
+                                                       R *inflight, int64_t *need,
+                                                       R *rownorm_out)
 {
-    __shared__ double rn[LD];
-    __shared__ double sb[LD * (LD + 1)]; /* padded: thread r reads row r without bank conflicts */
+    __shared__ R rn[LD];
+    __shared__ R sb[LD * (LD + 1)]; /* padded: thread r reads row r without bank conflicts */
     int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
     int32_t i = rows[blockIdx.x];
     int mi = dev_bsize(T, i);
     int64_t t0 = T.row_ptr[i], nt = T.row_ptr[i + 1] - t0;
-    double *slot = inflight + (int64_t)rowbase[blockIdx.x] * TILE;
+    R *slot = inflight + (int64_t)rowbase[blockIdx.x] * TILE;
     int64_t *nd = need + rowbase[blockIdx.x];
     /* row norms in the reference's order (1, then each tile's row left to right), each tile
      * staged in shared memory by the whole block so the 32 serial sums read no global memory */
-    double acc = 1.0;
+    R acc = 1.0;
     for (int64_t s = 0; s < nt; s++) {
         sb[ty * (LD + 1) + tx] = slot[s * TILE + tid];
         __syncthreads();
         if (ty == 0 && tx < mi) {
-            const double *b = sb + tx * (LD + 1);
+            const R *b = sb + tx * (LD + 1);
             if (s == 0) {
                 for (int c = tx + 1; c < mi; c++) acc += b[c] * b[c];
             } else {
@@ -369,18 +393,18 @@ __global__ void __launch_bounds__(1024) k_phase_a_drop(dev_tiles T, factor_param
         __syncthreads();
     }
     if (ty == 0 && tx < mi) {
-        rn[tx] = sqrt(acc);
+        rn[tx] = r_sqrt(acc);
         rownorm_out[(int64_t)blockIdx.x * LD + tx] = rn[tx];
     }
     __syncthreads();
     if (tid == 0) nd[0] = (int64_t)mi * mi;
     for (int64_t s = 1; s < nt; s++) {
         int mj = dev_bsize(T, T.col[t0 + s]);
-        double *b = slot + s * TILE;
+        R *b = slot + s * TILE;
         int keep = 0;
         if (ty < mi && tx < mj) {
-            double v = fabs(b[tid]);
-            if (v <= prm.drop_tol * rn[ty] || v == 0) b[tid] = 0.0;
+            R v = r_abs(b[tid]);
+            if (v <= (R)prm.drop_tol * rn[ty] || v == 0) b[tid] = 0.0;
             else keep = 1;
         }
         int cnt = __syncthreads_count(keep);
@@ -549,18 +573,34 @@ __global__ void k_phase_b_atomic_end(dev_tiles T, int64_t nslots, factor_state *
 
 /* ------------------------------------------------------------ phase C */
 
+/* The bits of a non-negative magnitude as an unsigned integer of the same order, and its
+ * highest bit that can be set (the sign bit is 0). */
+template <typename R> struct mag_key;
+template <> struct mag_key<double> {
+    typedef unsigned long long type;
+    static constexpr int top = 62;
+    static __device__ __forceinline__ type of(double m) { return (type)__double_as_longlong(m); }
+};
+template <> struct mag_key<float> {
+    typedef unsigned type;
+    static constexpr int top = 30;
+    static __device__ __forceinline__ type of(float m) { return __float_as_uint(m); }
+};
+
 /* Whether this thread's entry is among the `keep` largest of the block's candidates, ranked by
  * (magnitude desc, local index asc) as the reference does (0 < keep < number of candidates).
- * The keep-th largest magnitude is found bit by bit (positive doubles order as their bit
- * patterns), 63 block-wide counts instead of every thread ranking itself against all 1024
+ * The keep-th largest magnitude is found bit by bit (non-negative floats order as their bit
+ * patterns), 63 (double) or 31 (float) block-wide counts instead of every thread ranking itself against all 1024
  * entries; ties at it go to the smallest indices. warpcnt: 32 ints of shared scratch. */
-__device__ bool d_keep_largest(bool cand, double mag, int keep, int *warpcnt)
+template <typename R>
+__device__ bool d_keep_largest(bool cand, R mag, int keep, int *warpcnt)
 {
     int tx = threadIdx.x, ty = threadIdx.y;
-    unsigned long long key = cand ? (unsigned long long)__double_as_longlong(mag) : 0ull;
-    unsigned long long thr = 0;
-    for (int bit = 62; bit >= 0; bit--) {
-        unsigned long long c = thr | (1ull << bit);
+    typedef typename mag_key<R>::type key_t;
+    key_t key = cand ? mag_key<R>::of(mag) : (key_t)0;
+    key_t thr = 0;
+    for (int bit = mag_key<R>::top; bit >= 0; bit--) {
+        key_t c = thr | ((key_t)1 << bit);
         if (__syncthreads_count(cand && key >= c) >= keep) thr = c;
     }
     int above = __syncthreads_count(cand && key > thr);
@@ -577,7 +617,8 @@ __device__ bool d_keep_largest(bool cand, double mag, int keep, int *warpcnt)
 /* Compress the entries of a 32x32 shared tile that have `present` set (thread (ty,tx) owns
  * entry tid) into ix/v in ascending local index: warp ty holds row ty. Returns the count
  * (uniform). rowcnt, rowoff: shared scratch. */
-__device__ int d_compress(bool present, double val, uint16_t *ix, double *v, int *rowcnt, int *rowoff)
+template <typename R>
+__device__ int d_compress(bool present, R val, uint16_t *ix, R *v, int *rowcnt, int *rowoff)
 {
     int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
     unsigned ballot = __ballot_sync(0xffffffffu, present);
@@ -601,15 +642,16 @@ __device__ int d_compress(bool present, double val, uint16_t *ix, double *v, int
 /* This thread's share of a stored tile t = (k,i) whose columns are to go into block i's pivot
  * order: a sparse tile's entry tid (p: its index, < 0: none), or the dense entry that moves to
  * (ty, tx), i.e. (ty, perm[tx]). Global reads only. */
-struct colperm_fetch {
+template <typename R> struct colperm_fetch {
     int64_t off;
-    double v;
+    R v;
     int p, mk;
     bool sparse;
 };
 
+template <typename R>
 __device__ __forceinline__ void d_colperm_fetch(const dev_tiles &T, int64_t t, int mi, const int *perm,
-                                                colperm_fetch *f)
+                                                colperm_fetch<R> *f)
 {
     int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
     f->off = T.off[t];
@@ -620,30 +662,31 @@ __device__ __forceinline__ void d_colperm_fetch(const dev_tiles &T, int64_t t, i
     if (f->sparse) {
         if (tid < T.nnz[t]) {
             f->p = T.idx[f->off + tid];
-            f->v = T.val[f->off + tid];
+            f->v = fac_val<R>(T)[f->off + tid];
         }
     } else if (ty < f->mk && tx < mi) {
-        f->v = T.val[f->off + ty * mi + perm[tx]];
+        f->v = fac_val<R>(T)[f->off + ty * mi + perm[tx]];
     }
 }
 
 /* Store off-diagonal tile s of block row i from its in-flight slot: keep the largest entries
  * when it needs more than its storage (sparse tiles), compress, write. Block-wide. */
-__device__ void d_store_tile(dev_tiles &T, int32_t i, int64_t s, const double *slot, int64_t need,
-                             factor_state *st, double *sB, int *rowcnt, int *rowoff)
+template <typename R>
+__device__ void d_store_tile(dev_tiles &T, int32_t i, int64_t s, const R *slot, int64_t need,
+                             factor_state *st, R *sB, int *rowcnt, int *rowoff)
 {
     int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
     int mi = dev_bsize(T, i);
     int64_t t = T.row_ptr[i] + s;
     int mj = dev_bsize(T, T.col[t]);
-    double *v = T.val + T.off[t];
+    R *v = fac_val<R>(T) + T.off[t];
     sB[tid] = slot[tid];
     __syncthreads();
     if (T.format[t] == ILDL_TILE_SPARSE) {
         int64_t keep = T.nnz[t];
         if (need > keep) {
             bool mine = ty < mi && tx < mj && sB[tid] != 0.0;
-            if (!d_keep_largest(mine, fabs(sB[tid]), (int)keep, rowcnt)) sB[tid] = 0.0;
+            if (!d_keep_largest(mine, r_abs(sB[tid]), (int)keep, rowcnt)) sB[tid] = 0.0;
             __syncthreads();
         }
         bool nz = ty < mi && tx < mj && sB[tid] != 0.0;
@@ -658,29 +701,30 @@ __device__ void d_store_tile(dev_tiles &T, int32_t i, int64_t s, const double *s
  * strict upper part, then the columns of the tiles (k,i), k < i, into block i's pivot order);
  * the blocks after them take one off-diagonal tile of the chunk each (d_store_tile), so that a
  * level of few, long rows still fills the GPU. The two kinds touch disjoint tiles. */
+template <typename R>
 __global__ void __launch_bounds__(1024) k_phase_c(dev_tiles T, const int32_t *rows, int32_t nrows,
                                                   const int32_t *rowbase, const int32_t *tile_rr,
-                                                  const int32_t *tile_s, double *inflight,
+                                                  const int32_t *tile_s, R *inflight,
                                                   const int64_t *need, factor_state *st)
 {
-    __shared__ double sB[TILE];
+    __shared__ R sB[TILE];
     __shared__ int rowcnt[LD], rowoff[LD + 1], iperm[LD], sperm[LD];
     __shared__ unsigned char occ[TILE];
     int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
     if ((int32_t)blockIdx.x >= nrows) {
         int32_t q = (int32_t)blockIdx.x - nrows, rr = tile_rr[q], s = tile_s[q];
-        const double *slot = inflight + ((int64_t)rowbase[rr] + s) * TILE;
+        const R *slot = inflight + ((int64_t)rowbase[rr] + s) * TILE;
         d_store_tile(T, rows[rr], s, slot, need[rowbase[rr] + s], st, sB, rowcnt, rowoff);
         return;
     }
     int32_t i = rows[blockIdx.x];
     int mi = dev_bsize(T, i);
     int64_t t0 = T.row_ptr[i];
-    const double *slot = inflight + (int64_t)rowbase[blockIdx.x] * TILE;
+    const R *slot = inflight + (int64_t)rowbase[blockIdx.x] * TILE;
     const int32_t *perm = T.piv + T.bstart[i];
 
     /* the diagonal tile as dense strict upper part */
-    if (ty < mi && tx < mi) T.val[T.off[t0] + ty * mi + tx] = (tx > ty) ? slot[tid] : 0.0;
+    if (ty < mi && tx < mi) fac_val<R>(T)[T.off[t0] + ty * mi + tx] = (tx > ty) ? slot[tid] : 0.0;
 
     /* columns of the tiles (k,i), k < i, into block i's pivot order; a sparse tile is expanded
      * into shared memory at its new positions and compressed again, which leaves its entries
@@ -692,13 +736,13 @@ __global__ void __launch_bounds__(1024) k_phase_c(dev_tiles T, const int32_t *ro
     __syncthreads();
     /* the tiles (k,i), k < i; each one's values read while the previous one is rewritten */
     int64_t q = T.col_ptr[i], qend = T.col_diag[i];
-    colperm_fetch nextc;
+    colperm_fetch<R> nextc;
     if (q < qend) d_colperm_fetch(T, T.col_tiles[q], mi, sperm, &nextc);
     while (q < qend) {
-        colperm_fetch cur = nextc;
+        colperm_fetch<R> cur = nextc;
         if (++q < qend) d_colperm_fetch(T, T.col_tiles[q], mi, sperm, &nextc);
         __syncthreads(); /* every thread has read tile cur (and the last one's shared memory is free) */
-        double *v = T.val + cur.off;
+        R *v = fac_val<R>(T) + cur.off;
         if (cur.sparse) {
             occ[tid] = 0;
             __syncthreads();
@@ -713,4 +757,86 @@ __global__ void __launch_bounds__(1024) k_phase_c(dev_tiles T, const int32_t *ro
             v[ty * mi + tx] = cur.v;
         }
     }
+}
+
+/* ------------------------------------------------------------ host side */
+
+/* The chunks of a factorization with value type R (double, or float for precision single):
+ * per chunk the phase kernels in order (factor.cu). ILDL_CUDA_PROFILE=1 synchronises after
+ * every kernel and prints the wall time per kernel kind (diagnostic only: the synchronisation
+ * itself slows the factorization down). */
+template <typename R>
+static int factor_chunks(ildl_cuda_ctx *c, const factor_params_d &prm, int leftover)
+{
+    int status = ILDL_SUCCESS;
+    dim3 blk(LD, LD);
+    R *inflight = reinterpret_cast<R *>(c->d_inflight), *rownorm = reinterpret_cast<R *>(c->d_rownorm);
+    int prof = getenv("ILDL_CUDA_PROFILE") != NULL;
+    double prof_t[5] = {0, 0, 0, 0, 0}, prof_last = ildl_wtime();
+#define PROFILE_POINT(k)                                                                  \
+    do {                                                                                  \
+        if (prof) {                                                                       \
+            CU(cudaDeviceSynchronize());                                                  \
+            double now_ = ildl_wtime();                                                   \
+            prof_t[k] += now_ - prof_last;                                                \
+            prof_last = now_;                                                             \
+        }                                                                                 \
+    } while (0)
+    for (int32_t ch = 0; ch < c->nchunks; ch++) {
+        int32_t r0 = c->chunk_r0[ch], nrows = c->chunk_n[ch];
+        const int32_t *rows = c->d_level_rows + r0, *rb = c->d_rowbase + r0;
+        int64_t toff = c->chunk_toff[ch], nofd = c->chunk_toff[ch + 1] - toff;
+        k_phase_a_diag<R><<<nrows, blk>>>(c->T, prm, rows, rb, inflight, c->d_res);
+        CU_LAUNCH();
+        PROFILE_POINT(0);
+        if (nofd > 0) {
+            k_phase_a_offdiag<R><<<(unsigned)nofd, blk, offdiag_smem_bytes<R>()>>>(
+                c->T, rows, rb, c->d_tile_rr + toff, c->d_tile_s + toff, inflight, c->d_res);
+            CU_LAUNCH();
+            PROFILE_POINT(1);
+        }
+        k_phase_a_drop<R><<<nrows, blk>>>(c->T, prm, rows, rb, inflight, c->d_need, rownorm);
+        CU_LAUNCH();
+        PROFILE_POINT(2);
+        int64_t nslots = c->chunk_slots[ch];
+        if (leftover == ILDL_LEFTOVER_ATOMIC) {
+            k_phase_b_atomic<<<(unsigned)((nslots + 255) / 256), 256>>>(c->T, rows, nrows, rb, nslots,
+                                                                        c->d_need, c->d_res, c->d_state);
+            CU_LAUNCH();
+            k_phase_b_atomic_end<<<1, 1>>>(c->T, nslots, c->d_state, c->chunk_last[ch]);
+        } else {
+            k_phase_b<<<1, 1024>>>(c->T, rows, nrows, rb, nslots, c->d_need, c->d_res, c->d_state,
+                                   c->chunk_last[ch]);
+        }
+        CU_LAUNCH();
+        PROFILE_POINT(3);
+        k_phase_c<R><<<(unsigned)(nrows + nofd), blk>>>(c->T, rows, nrows, rb, c->d_tile_rr + toff,
+                                                        c->d_tile_s + toff, inflight, c->d_need, c->d_state);
+        CU_LAUNCH();
+        PROFILE_POINT(4);
+    }
+    if (prof) {
+        CU(cudaDeviceSynchronize());
+        fprintf(stderr, "ILDL_CUDA_PROFILE factor (%d chunks, %s): diag %.4f s, offdiag %.4f s, drop %.4f s, "
+                "scan %.4f s, store %.4f s\n", c->nchunks, sizeof(R) == 4 ? "single" : "double", prof_t[0],
+                prof_t[1], prof_t[2], prof_t[3], prof_t[4]);
+    }
+#undef PROFILE_POINT
+cleanup:
+    return status;
+}
+
+int factor_run(ildl_cuda_ctx *c, const factor_params_d &prm, int leftover)
+{
+    return c->single ? factor_chunks<float>(c, prm, leftover) : factor_chunks<double>(c, prm, leftover);
+}
+
+cudaError_t factor_configure(void)
+{
+    cudaError_t e = cudaFuncSetAttribute(k_phase_a_offdiag<double>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)offdiag_smem_bytes<double>());
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(k_phase_a_offdiag<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)offdiag_smem_bytes<float>());
+    return e;
 }

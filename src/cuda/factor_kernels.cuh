@@ -15,16 +15,6 @@ struct factor_state {
     int n2x2, nperturbed, err;
 };
 
-__global__ void k_phase_a_diag(dev_tiles T, factor_params_d prm, const int32_t *rows,
-                               const int32_t *rowbase, double *inflight, dense_res *res_out);
-/* Dynamic shared memory of k_phase_a_offdiag: 8 tiles (above the default 48 KiB). */
-#define OFFDIAG_SMEM_BYTES ((size_t)8 * TILE * sizeof(double))
-__global__ void k_phase_a_offdiag(dev_tiles T, const int32_t *rows, const int32_t *rowbase,
-                                  const int32_t *tile_rr, const int32_t *tile_s, double *inflight,
-                                  const dense_res *res_in);
-__global__ void k_phase_a_drop(dev_tiles T, factor_params_d prm, const int32_t *rows,
-                               const int32_t *rowbase, double *inflight, int64_t *need,
-                               double *rownorm_out);
 __global__ void k_phase_b(dev_tiles T, const int32_t *rows, int32_t nrows, const int32_t *rowbase,
                           int64_t nslots, const int64_t *need, const dense_res *res, factor_state *st,
                           int end_of_level);
@@ -32,9 +22,8 @@ __global__ void k_phase_b_atomic(dev_tiles T, const int32_t *rows, int32_t nrows
                                  int64_t nslots, const int64_t *need, const dense_res *res,
                                  factor_state *st);
 __global__ void k_phase_b_atomic_end(dev_tiles T, int64_t nslots, factor_state *st, int end_of_level);
-__global__ void k_phase_c(dev_tiles T, const int32_t *rows, int32_t nrows, const int32_t *rowbase,
-                          const int32_t *tile_rr, const int32_t *tile_s, double *inflight,
-                          const int64_t *need, factor_state *st);
+/* The phase-A and phase-C kernels are templates on the value type of the factorization (double,
+ * or float for precision single) and are launched from factor.cu only (factor_run, context.cuh). */
 
 /* Block triangular solves (solve.cu). A block of `warps` warps (2, 4 or 8, per direction) takes a
  * block row; its off-diagonal tiles are spread over the warps and their sums combined in tile

@@ -13,6 +13,7 @@
 #include "support/factor_check.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "blockildl.h"
@@ -104,6 +105,9 @@ static void make_kkt(int32_t n1, int32_t n2, int zero_first, uint64_t seed, ildl
     free(ti); free(tj); free(tv); free(rowsum);
 }
 
+/* Stored factor value p in either precision (float to double is exact). */
+static double tval(const ildl_tiles *T, int64_t p) { return T->val32 ? (double)T->val32[p] : T->val[p]; }
+
 /* ---------------------------------------------------------------- dense reconstruction */
 
 /* Dense unit upper U (n x n) and block diagonal D from the tile store; checks that diagonal
@@ -118,22 +122,22 @@ static void factor_dense(const ildl_tiles *T, double *U, double *D)
         int32_t i = T->row[t], j = T->col[t];
         int mi = ildl_tiles_block_size(T, i), mj = ildl_tiles_block_size(T, j);
         size_t bi = (size_t)T->bstart[i], bj = (size_t)T->bstart[j];
-        const double *v = T->val + T->off[t];
+        int64_t o = T->off[t];
         if (i == j) {
             assert_int_equal(T->format[t], ILDL_TILE_DENSE);
             for (int r = 0; r < mi; r++)
                 for (int c = 0; c < mi; c++) {
-                    if (c > r) U[(bi + r) * n + bi + c] = v[r * mi + c];
-                    else assert_true(v[r * mi + c] == 0.0);
+                    if (c > r) U[(bi + r) * n + bi + c] = tval(T, o + r * mi + c);
+                    else assert_true(tval(T, o + r * mi + c) == 0.0);
                 }
         } else if (T->format[t] == ILDL_TILE_SPARSE) {
             for (int64_t q = 0; q < T->nnz[t]; q++) {
                 int r = T->idx[T->off[t] + q] >> 5, c = T->idx[T->off[t] + q] & 31;
-                U[(bi + r) * n + bj + c] = v[q];
+                U[(bi + r) * n + bj + c] = tval(T, o + q);
             }
         } else {
             for (int r = 0; r < mi; r++)
-                for (int c = 0; c < mj; c++) U[(bi + r) * n + bj + c] = v[r * mj + c];
+                for (int c = 0; c < mj; c++) U[(bi + r) * n + bj + c] = tval(T, o + r * mj + c);
         }
     }
     for (int32_t k = 0; k < n; k++) {
@@ -298,10 +302,10 @@ static void check_storage(const ildl_tiles *T, const ildl_factor_stats *st)
             for (int64_t q = 0; q < T->nnz[t]; q++) {
                 assert_true((ix[q] >> 5) < mi && (ix[q] & 31) < mj);
                 if (q > 0) assert_true(ix[q] > ix[q - 1]);
-                assert_true(T->val[T->off[t] + q] != 0.0);
+                assert_true(tval(T, T->off[t] + q) != 0.0);
             }
         }
-        for (int64_t q = 0; q < T->nnz[t]; q++) assert_true(isfinite(T->val[T->off[t] + q]));
+        for (int64_t q = 0; q < T->nnz[t]; q++) assert_true(isfinite(tval(T, T->off[t] + q)));
     }
     assert_true(pos <= T->total_cap);
     assert_int_equal(granted, st->leftover_granted);
@@ -565,6 +569,82 @@ static void test_incomplete(void **state)
     assert_true(granted > 0);
 }
 
+/* Precision single (ildl_cpu_factor_s): a complete float factor of A(q,q) is U^T D U to float
+ * rounding, with the double factor's inertia; D holds float values; the bits do not depend on
+ * the thread count; its solve agrees with the double factor's to float accuracy. */
+static void single_case(const ildl_csr *A, int maxbs, uint64_t seed, int pivoting)
+{
+    int32_t nb, n = A->n;
+    int32_t *bstart = ft_make_blocks(n, maxbs, seed, &nb);
+    ildl_tiles T, Td, T3;
+    build_tiles(A, nb, bstart, nb, 0.0, &T);
+    build_tiles(A, nb, bstart, nb, 0.0, &Td);
+    build_tiles(A, nb, bstart, nb, 0.0, &T3);
+    assert_int_equal(ildl_tiles_set_precision(&T, 1), ILDL_SUCCESS);
+    assert_int_equal(ildl_tiles_set_precision(&T3, 1), ILDL_SUCCESS);
+    assert_null(T.val);
+    ildl_factor_params p = params(pivoting, 0.0, 1), p3 = params(pivoting, 0.0, 3);
+    ildl_factor_stats st, sd, s3;
+    assert_int_equal(ildl_cpu_factor(&T, &p, &st), ILDL_ERR_INTERNAL); /* the double factor needs val */
+    assert_int_equal(ildl_cpu_factor_s(&T, &p, &st), ILDL_SUCCESS);
+    assert_int_equal(ildl_cpu_factor(&Td, &p, &sd), ILDL_SUCCESS);
+    assert_int_equal(ildl_cpu_factor_s(&T3, &p3, &s3), ILDL_SUCCESS);
+    check_storage(&T, &st);
+    assert_memory_equal(T.val32, T3.val32, (size_t)T.total_cap * sizeof(float));
+    assert_memory_equal(T.d_diag, T3.d_diag, (size_t)n * sizeof(double));
+    assert_memory_equal(T.piv, T3.piv, (size_t)n * sizeof(int32_t));
+    for (int32_t k = 0; k < n; k++) {
+        assert_true(T.d_diag[k] == (double)(float)T.d_diag[k]);
+        assert_true(T.d_off[k] == (double)(float)T.d_off[k]);
+    }
+    assert_int_equal(st.inertia_pos, sd.inertia_pos);
+    assert_int_equal(st.inertia_neg, sd.inertia_neg);
+    /* the identity, to float rounding */
+    double *U = malloc(sizeof(double) * (size_t)n * n), *D = malloc(sizeof(double) * (size_t)n * n);
+    assert_true(U && D);
+    factor_dense(&T, U, D);
+    double *M = form_utdu(n, U, D, 0), *Ad = a_dense(&T);
+    int32_t *q = ft_global_perm(&T);
+    if (st.nperturbed == 0) {
+        double rel = diff_fro(n, Ad, q, M, 0, n, 0, n) / fro((size_t)n * n, Ad);
+        assert_true(rel <= 1e-5);
+        assert_true(rel > 0); /* float rounding is visible: this is not the double factor */
+    }
+    /* the solves: float against double */
+    double *x = malloc(sizeof(double) * (size_t)n), *xs = malloc(sizeof(double) * (size_t)n);
+    assert_true(x && xs);
+    uint64_t rs = seed;
+    for (int32_t k = 0; k < n; k++) xs[k] = x[k] = 2 * ildl_test_rand(&rs) - 1;
+    ildl_cpu_solve(&Td, x);
+    ildl_cpu_solve_s(&T, xs);
+    double num = 0, den = 0;
+    for (int32_t k = 0; k < n; k++) {
+        num += (x[k] - xs[k]) * (x[k] - xs[k]);
+        den += x[k] * x[k];
+    }
+    printf("single n=%d blocks<=%d pivot=%d: ||A - U^T D U||/||A|| %.2e (perturbed %d), solve vs double %.2e\n",
+           (int)n, maxbs, pivoting, st.nperturbed ? -1.0 : diff_fro(n, Ad, q, M, 0, n, 0, n) / fro((size_t)n * n, Ad),
+           (int)st.nperturbed, sqrt(num / den));
+    assert_true(sqrt(num / den) <= 1e-4);
+    free(U); free(D); free(M); free(Ad); free(q); free(x); free(xs); free(bstart);
+    ildl_tiles_free(&T);
+    ildl_tiles_free(&Td);
+    ildl_tiles_free(&T3);
+}
+
+static void test_single(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    make_kkt(60, 25, 0, 41, &A);
+    single_case(&A, 32, 12, ILDL_PIVOT_BK);
+    single_case(&A, 8, 13, ILDL_PIVOT_ROOK);
+    ildl_csr_free(&A);
+    ildl_test_laplace2d(12, 1.3, &A);
+    for (int piv = ILDL_PIVOT_NONE; piv <= ILDL_PIVOT_ROOK; piv++) single_case(&A, 32, 21, piv);
+    ildl_csr_free(&A);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -575,6 +655,7 @@ int main(void)
         cmocka_unit_test(test_none_perturbs_zero_pivots),
         cmocka_unit_test(test_threads_bitwise),
         cmocka_unit_test(test_incomplete),
+        cmocka_unit_test(test_single),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

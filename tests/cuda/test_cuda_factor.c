@@ -1,7 +1,9 @@
 #define _POSIX_C_SOURCE 200809L
 /* test_cuda_factor.c -- the CUDA backend against the CPU reference: same pivots, same kept
  * entries, values within 1e-13, bitwise identical GPU reruns, solves that agree, and the
- * same SQMR iteration counts through the public API. Skipped (visibly) without a GPU. */
+ * same SQMR iteration counts through the public API, in double and in single precision (the
+ * float factorization against the CPU reference's single build). Skipped (visibly) without a
+ * GPU. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +23,7 @@
 
 typedef struct factor_copy {
     double *val, *d_diag, *d_off;
+    float *val32;   /* precision single: the values (val is NULL) */
     uint16_t *idx;
     int64_t *off, *nnz;
     int32_t *piv;
@@ -29,7 +32,16 @@ typedef struct factor_copy {
 
 static void copy_factor(const ildl_tiles *T, factor_copy *f)
 {
-    f->val = malloc(sizeof(double) * (size_t)T->total_cap);
+    memset(f, 0, sizeof *f);
+    if (T->val32) {
+        f->val32 = malloc(sizeof(float) * (size_t)T->total_cap);
+        assert_non_null(f->val32);
+        memcpy(f->val32, T->val32, sizeof(float) * (size_t)T->total_cap);
+    } else {
+        f->val = malloc(sizeof(double) * (size_t)T->total_cap);
+        assert_non_null(f->val);
+        memcpy(f->val, T->val, sizeof(double) * (size_t)T->total_cap);
+    }
     f->idx = malloc(sizeof(uint16_t) * (size_t)T->total_cap);
     f->off = malloc(sizeof(int64_t) * (size_t)T->ntiles);
     f->nnz = malloc(sizeof(int64_t) * (size_t)T->ntiles);
@@ -37,8 +49,6 @@ static void copy_factor(const ildl_tiles *T, factor_copy *f)
     f->piv_type = malloc((size_t)T->n);
     f->d_diag = malloc(sizeof(double) * (size_t)T->n);
     f->d_off = malloc(sizeof(double) * (size_t)T->n);
-    assert_non_null(f->val);
-    memcpy(f->val, T->val, sizeof(double) * (size_t)T->total_cap);
     memcpy(f->idx, T->idx, sizeof(uint16_t) * (size_t)T->total_cap);
     memcpy(f->off, T->off, sizeof(int64_t) * (size_t)T->ntiles);
     memcpy(f->nnz, T->nnz, sizeof(int64_t) * (size_t)T->ntiles);
@@ -50,9 +60,13 @@ static void copy_factor(const ildl_tiles *T, factor_copy *f)
 
 static void free_factor(factor_copy *f)
 {
-    free(f->val); free(f->idx); free(f->off); free(f->nnz); free(f->piv); free(f->piv_type);
+    free(f->val); free(f->val32); free(f->idx); free(f->off); free(f->nnz); free(f->piv); free(f->piv_type);
     free(f->d_diag); free(f->d_off);
 }
+
+/* Stored value p of a factor in either precision (float to double is exact). */
+static double tval(const ildl_tiles *T, int64_t p) { return T->val32 ? (double)T->val32[p] : T->val[p]; }
+static double fval(const factor_copy *f, int64_t p) { return f->val32 ? (double)f->val32[p] : f->val[p]; }
 
 static double reldiff(double a, double b)
 {
@@ -75,11 +89,11 @@ static double compare(const ildl_tiles *T, const factor_copy *f, int64_t *struct
     for (int64_t t = 0; t < T->ntiles; t++) {
         if (T->off[t] != f->off[t] || T->nnz[t] != f->nnz[t]) { (*structural)++; continue; }
         double tmax = 0;
-        for (int64_t e = 0; e < T->nnz[t]; e++) tmax = fmax(tmax, fabs(f->val[f->off[t] + e]));
+        for (int64_t e = 0; e < T->nnz[t]; e++) tmax = fmax(tmax, fabs(fval(f, f->off[t] + e)));
         for (int64_t e = 0; e < T->nnz[t]; e++) {
             int64_t p = T->off[t] + e;
             if (T->format[t] == ILDL_TILE_SPARSE && T->idx[p] != f->idx[p]) (*structural)++;
-            double d = fabs(T->val[p] - f->val[p]);
+            double d = fabs(tval(T, p) - fval(f, p));
             if (tmax > 0) worst = fmax(worst, d / tmax);
         }
     }
@@ -103,7 +117,7 @@ static void report_first_difference(const ildl_tiles *T, const factor_copy *a, c
         int64_t t = T->tile_order[so];
         int diff = T->off[t] != a->off[t] || T->nnz[t] != a->nnz[t];
         for (int64_t e = 0; !diff && e < T->nnz[t]; e++)
-            diff = memcmp(&T->val[T->off[t] + e], &a->val[a->off[t] + e], sizeof(double)) != 0 ||
+            diff = tval(T, T->off[t] + e) != fval(a, a->off[t] + e) ||
                    (T->format[t] == ILDL_TILE_SPARSE && T->idx[T->off[t] + e] != a->idx[a->off[t] + e]);
         if (diff) {
             printf("  %s: first tile difference: tile %lld (%d,%d) level %d, %s, nnz %lld vs %lld, fill level %d\n",
@@ -117,28 +131,39 @@ static void report_first_difference(const ildl_tiles *T, const factor_copy *a, c
 
 typedef struct run_stats { double worst; int64_t structural; int bitwise; double solve_diff; int schedules_equal; } run_stats;
 
-/* Analyse A with o, factor on CPU and twice on GPU, compare; 0 if no GPU. */
+/* y <- (U^T D U)^{-1} y with the CPU reference, with the factor of T's precision. */
+static void cpu_solve(const ildl_tiles *T, double *y)
+{
+    if (T->val32) ildl_cpu_solve_s(T, y);
+    else ildl_cpu_solve(T, y);
+}
+
+/* Analyse A with o, factor on CPU and twice on GPU (in single precision when o->precision says
+ * so), compare; 0 if no GPU. */
 static int agree(const ildl_csr *A, const ildl_options *o, run_stats *rs)
 {
     ildl_analysis an;
     char msg[256] = "";
+    int single = o->precision == ILDL_PREC_SINGLE;
     assert_int_equal(ildl_analyse(A, NULL, o, &an, msg, sizeof msg), ILDL_SUCCESS);
     ildl_tiles *T = &an.tiles;
+    if (single) assert_int_equal(ildl_tiles_set_precision(T, 1), ILDL_SUCCESS);
     ildl_tiles_load_values(T, A->val, an.scale);
     ildl_factor_params fp = {o->pivoting, o->drop_tol, o->pivot_tol, o->pivot_perturb,
                              ILDL_LEFTOVER_SCAN, NULL, 0};
     ildl_factor_stats cs, gs;
-    assert_int_equal(ildl_cpu_factor(T, &fp, &cs), ILDL_SUCCESS);
+    assert_int_equal(single ? ildl_cpu_factor_s(T, &fp, &cs) : ildl_cpu_factor(T, &fp, &cs), ILDL_SUCCESS);
     factor_copy cpu, gpu1;
     copy_factor(T, &cpu);
     int32_t n = T->n;
     double *y = malloc(sizeof(double) * n), *yc = malloc(sizeof(double) * n);
     uint64_t seed = 42;
     for (int32_t k = 0; k < n; k++) y[k] = yc[k] = 2 * ildl_test_rand(&seed) - 1;
-    ildl_cpu_solve(T, yc);
+    cpu_solve(T, yc);
 
     ildl_cuda_ctx *c = NULL;
     assert_int_equal(ildl_cuda_create(T, A, 0, &c, msg, sizeof msg), ILDL_SUCCESS);
+    if (single) assert_int_equal(ildl_cuda_set_single(c), ILDL_SUCCESS);
     assert_int_equal(ildl_cuda_factor(c, T, &fp, &gs, msg, sizeof msg), ILDL_SUCCESS);
     assert_int_equal(ildl_cuda_download_factor(c, T), ILDL_SUCCESS);
     rs->worst = compare(T, &cpu, &rs->structural);
@@ -175,7 +200,8 @@ static int agree(const ildl_csr *A, const ildl_options *o, run_stats *rs)
     /* a second GPU factorization is bitwise identical */
     assert_int_equal(ildl_cuda_factor(c, T, &fp, &gs, msg, sizeof msg), ILDL_SUCCESS);
     assert_int_equal(ildl_cuda_download_factor(c, T), ILDL_SUCCESS);
-    rs->bitwise = memcmp(T->val, gpu1.val, sizeof(double) * (size_t)T->total_cap) == 0 &&
+    rs->bitwise = (single ? memcmp(T->val32, gpu1.val32, sizeof(float) * (size_t)T->total_cap)
+                          : memcmp(T->val, gpu1.val, sizeof(double) * (size_t)T->total_cap)) == 0 &&
                   memcmp(T->d_diag, gpu1.d_diag, sizeof(double) * (size_t)n) == 0 &&
                   memcmp(T->idx, gpu1.idx, sizeof(uint16_t) * (size_t)T->total_cap) == 0;
     if (!rs->bitwise) report_first_difference(T, &gpu1, "GPU rerun vs GPU");
@@ -202,16 +228,18 @@ static void test_generated(void **state)
     /* ILDL_TEST_SMALL (compute-sanitizer runs): a small matrix, the same code paths */
     int32_t n = getenv("ILDL_TEST_SMALL") ? 150 : 600;
     ildl_test_random_sym(n, 6, 2.0, 0.3, 7, &A);
-    for (int piv = ILDL_PIVOT_NONE; piv <= ILDL_PIVOT_ROOK; piv++) {
+    for (int cfg = 0; cfg < 6; cfg++) {
+        int piv = cfg % 3;
         ildl_options o;
         ildl_options_default(&o);
         o.pivoting = piv;
+        o.precision = cfg < 3 ? ILDL_PREC_DOUBLE : ILDL_PREC_SINGLE;
         o.fill_factor = 2; /* small capacities: exercises keep-largest and leftover grants */
         o.drop_tol = 1e-3;
         run_stats rs;
         agree(&A, &o, &rs);
-        printf("generated n=%d pivot=%d: worst rel diff %.2e, structural %lld, bitwise %d, solve %.2e\n",
-               (int)n, piv, rs.worst, (long long)rs.structural, rs.bitwise, rs.solve_diff);
+        printf("generated n=%d pivot=%d %s: worst rel diff %.2e, structural %lld, bitwise %d, solve %.2e\n",
+               (int)n, piv, cfg < 3 ? "double" : "single", rs.worst, (long long)rs.structural, rs.bitwise, rs.solve_diff);
         assert_int_equal(rs.structural, 0);
         assert_true(rs.worst <= 1e-13);
         assert_true(rs.bitwise);
@@ -321,18 +349,21 @@ static void test_shared(void **state)
     closedir(d);
     qsort(names, (size_t)nn, sizeof(char *), cmpstr);
     int failures = 0;
-    printf("%-40s %6s %9s %6s %4s %9s\n", "matrix", "pivot", "worst", "struct", "bit", "solve");
+    printf("%-40s %7s %9s %6s %4s %9s\n", "matrix", "config", "worst", "struct", "bit", "solve");
     for (int k = 0; k < nn; k++) {
         char path[4096], msg[256];
         snprintf(path, sizeof path, "%s/%s", dir, names[k]);
         ildl_csr A;
         if (ildl_mm_read(path, &A, msg, sizeof msg) != ILDL_SUCCESS) { free(names[k]); continue; }
-        /* BK, Rook, and Rook with small capacities (keep-largest and leftover grants) */
-        for (int cfg = 0; cfg < 3; cfg++) {
+        /* BK, Rook, and Rook with small capacities (keep-largest and leftover grants); then
+         * Rook and small-capacity Rook in single precision */
+        static const char *cfg_name[] = {"bk", "rook", "rook2", "rook-s", "rook2-s"};
+        for (int cfg = 0; cfg < 5; cfg++) {
             ildl_options o;
             ildl_options_default(&o);
             o.pivoting = cfg == 0 ? ILDL_PIVOT_BK : ILDL_PIVOT_ROOK;
-            if (cfg == 2) {
+            o.precision = cfg >= 3 ? ILDL_PREC_SINGLE : ILDL_PREC_DOUBLE;
+            if (cfg == 2 || cfg == 4) {
                 o.fill_factor = 2;
                 o.drop_tol = 1e-3;
             }
@@ -340,7 +371,7 @@ static void test_shared(void **state)
             agree(&A, &o, &rs);
             int ok = rs.structural == 0 && rs.worst <= 1e-13 && rs.bitwise && rs.solve_diff <= 1e-11 &&
                      rs.schedules_equal;
-            printf("%-40s %6s %9.2e %6lld %4d %9.2e%s\n", names[k], cfg == 0 ? "bk" : cfg == 1 ? "rook" : "rook2",
+            printf("%-40s %7s %9.2e %6lld %4d %9.2e%s\n", names[k], cfg_name[cfg],
                    rs.worst, (long long)rs.structural, rs.bitwise, rs.solve_diff, ok ? "" : "  MISMATCH");
             failures += !ok;
         }
@@ -362,7 +393,7 @@ static void test_api_iterations(void **state)
     double *b = malloc(sizeof(double) * A.n), *x = malloc(sizeof(double) * A.n), *ones = malloc(sizeof(double) * A.n);
     for (int32_t i = 0; i < A.n; i++) ones[i] = 1;
     ildl_csr_matvec(&A, ones, b);
-    for (int prec = ILDL_PREC_DOUBLE; prec <= ILDL_PREC_MIXED; prec += ILDL_PREC_MIXED - ILDL_PREC_DOUBLE) {
+    for (int prec = ILDL_PREC_DOUBLE; prec <= ILDL_PREC_MIXED; prec++) {
         int iters[2];
         double res[2];
         for (int be = 0; be < 2; be++) {
@@ -381,7 +412,8 @@ static void test_api_iterations(void **state)
             res[be] = info.true_residual;
             ildl_destroy(h);
         }
-        printf("SQMR (%s) iterations cpu %d (%.2e) cuda %d (%.2e)\n", prec ? "mixed" : "double", iters[0],
+        printf("SQMR (%s) iterations cpu %d (%.2e) cuda %d (%.2e)\n",
+               prec == ILDL_PREC_DOUBLE ? "double" : prec == ILDL_PREC_SINGLE ? "single" : "mixed", iters[0],
                res[0], iters[1], res[1]);
         assert_int_equal(iters[0], iters[1]);
         assert_true(res[0] == res[1]);
@@ -392,6 +424,7 @@ static void test_api_iterations(void **state)
 
 int main(void)
 {
+    setvbuf(stdout, NULL, _IONBF, 0); /* a failure's message lands after the rows printed before it */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_generated),
         cmocka_unit_test(test_atomic_leftover),

@@ -1,0 +1,3 @@
+/* The single-precision instance of src/cpu/dense_rook.c (see src/cpu/real.h). */
+#define ILDL_SINGLE 1
+#include "../dense_rook.c"
