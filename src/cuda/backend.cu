@@ -165,7 +165,7 @@ static int syncfree_blocks(const ildl_cuda_ctx *c, int per_sm)
 static int set_solve_warps(ildl_cuda_ctx *c, int wf, int wb)
 {
     int status = ILDL_SUCCESS, fwd = 0, bwd = 0;
-    CU(solve_configure(wf, wb, &fwd, &bwd));
+    CU(solve_configure(wf, wb, c->T.val32 != NULL, &fwd, &bwd));
     {
         const char *env = getenv("ILDL_SF_PROTOCOL"); /* experiments: 0 fences, 1 acquire/release */
         CU(solve_set_protocol(env ? atoi(env) : ILDL_SF_PROTOCOL));
@@ -389,6 +389,7 @@ extern "C" int ildl_cuda_set_single(ildl_cuda_ctx *c)
     c->single = 1;
     c->factored = 0;
     ildl_cuda_sqmr_free(c); /* captured graphs hold the old tile-store view */
+    status = set_solve_warps(c, c->solve_warps_f, c->solve_warps_b); /* the solves stage float tiles now */
 cleanup:
     return status;
 }
@@ -402,6 +403,7 @@ extern "C" int ildl_cuda_set_mixed(ildl_cuda_ctx *c)
     CU(cudaMalloc((void **)&c->T.val32, sizeof(float) * (size_t)(c->T.total_cap ? c->T.total_cap : 1)));
     c->bytes += sizeof(float) * (size_t)c->T.total_cap;
     ildl_cuda_sqmr_free(c); /* captured graphs hold the old tile-store view */
+    status = set_solve_warps(c, c->solve_warps_f, c->solve_warps_b); /* the solves stage float tiles now */
 cleanup:
     return status;
 }

@@ -45,8 +45,9 @@ int solve_warps_valid(int warps);
 #endif
 cudaError_t solve_set_protocol(int protocol);
 /* Raise the solve kernels' shared-memory limits for warps_f (forward) and warps_b (backward)
- * warps per block; how many blocks of the sync-free kernels fit on one SM. */
-cudaError_t solve_configure(int warps_f, int warps_b, int *fwd_per_sm, int *bwd_per_sm);
+ * warps per block, staging float tiles when float_tiles (the factor is stored in float: T.val32)
+ * else double; how many blocks of the sync-free kernels fit on one SM. */
+cudaError_t solve_configure(int warps_f, int warps_b, bool float_tiles, int *fwd_per_sm, int *bwd_per_sm);
 /* Launch solve kernel `kind` (SOLVE_*) of `warps` warps on `grid` blocks (level kinds: one
  * block per entry of rows; sync-free kinds: rows unused). Check with cudaGetLastError. */
 void solve_launch(int warps, int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,

@@ -15,7 +15,12 @@
  * bit-identical results; the sync-free one removes the per-level launch gaps that dominate
  * on deep matrices. Taking rows by ticket in level order (not by blockIdx) guarantees that
  * every row a block waits for has already been claimed by a running block: no deadlock even
- * when the grid is not resident all at once. */
+ * when the grid is not resident all at once.
+ *
+ * Staged tiles are kept in the type of the stored factor (S): double, or float when the factor
+ * is single precision (precision single or mixed: val32). The arithmetic is double either way
+ * (a float widens exactly), so the bits are the same, but float tiles take half the shared
+ * memory, and more blocks, i.e. more rows in flight, fit an SM. */
 #include "cuda/factor_kernels.cuh"
 
 
@@ -113,11 +118,16 @@ __device__ __forceinline__ void gather_meta(const dev_tiles &T, int64_t first, i
     __syncthreads();
 }
 
+/* Stored factor value p in the staging type S (float only when the factor is stored in float). */
+template <typename S> __device__ __forceinline__ S stage_val(const dev_tiles &T, int64_t p);
+template <> __device__ __forceinline__ double stage_val<double>(const dev_tiles &T, int64_t p) { return dev_val(T, p); }
+template <> __device__ __forceinline__ float stage_val<float>(const dev_tiles &T, int64_t p) { return T.val32[p]; }
+
 /* Stage tile k of meta (mr x mc) into us (ld SLD) as dense, by one warp; sparse tiles get
  * zeros where nothing is stored. Returns 1 for a sparse tile. */
-template <int P>
+template <int P, typename S>
 __device__ __forceinline__ int stage_tile(const dev_tiles &T, const tile_meta<P> *m, int k, int mr, int mc,
-                                          double *us)
+                                          S *us)
 {
     int lane = threadIdx.x & 31;
     const int64_t v0 = m->off[k];
@@ -125,17 +135,17 @@ __device__ __forceinline__ int stage_tile(const dev_tiles &T, const tile_meta<P>
     __syncwarp();
     if (sparse) {
         for (int r = 0; r < mr; r++)
-            if (lane < mc) us[r * SLD + lane] = 0.0;
+            if (lane < mc) us[r * SLD + lane] = 0;
         __syncwarp();
         const uint16_t *ix = T.idx + v0;
         int nz = m->nnz[k];
         for (int e = lane; e < nz; e += LD) {
             int p = ix[e];
-            us[(p >> 5) * SLD + (p & 31)] = dev_val(T, v0 + e);
+            us[(p >> 5) * SLD + (p & 31)] = stage_val<S>(T, v0 + e);
         }
     } else {
         for (int r = 0; r < mr; r++)
-            if (lane < mc) us[r * SLD + lane] = dev_val(T, v0 + (int64_t)r * mc + lane);
+            if (lane < mc) us[r * SLD + lane] = stage_val<S>(T, v0 + (int64_t)r * mc + lane);
     }
     __syncwarp();
     return sparse;
@@ -144,9 +154,9 @@ __device__ __forceinline__ int stage_tile(const dev_tiles &T, const tile_meta<P>
 /* Lane c of one warp: s_c = sum_l U_t(l,c) x_k(l) over l ascending for tile t = (k,i) (mk x mi);
  * a sparse tile adds only its stored (nonzero) entries, a dense one every entry: exactly the
  * CPU's two loops. */
-template <bool SF, int P>
+template <bool SF, int P, typename S>
 __device__ __forceinline__ double tile_tmatvec(const dev_tiles &T, const tile_meta<P> *m, int q, int mi,
-                                               const double *x, double *us, const int *done, int epoch)
+                                               const double *x, S *us, const int *done, int epoch)
 {
     int c = threadIdx.x & 31;
     int mk = m->depm[q];
@@ -163,9 +173,9 @@ __device__ __forceinline__ double tile_tmatvec(const dev_tiles &T, const tile_me
 }
 
 /* Lane r of one warp: s_r = sum_c U_t(r,c) x_j(c) over c ascending for tile t = (i,j). */
-template <bool SF, int P>
+template <bool SF, int P, typename S>
 __device__ __forceinline__ double tile_matvec(const dev_tiles &T, const tile_meta<P> *m, int q, int mi,
-                                              const double *x, double *us, const int *done, int epoch)
+                                              const double *x, S *us, const int *done, int epoch)
 {
     int r = threadIdx.x & 31;
     int mj = m->depm[q];
@@ -188,26 +198,27 @@ __device__ __forceinline__ double tile_matvec(const dev_tiles &T, const tile_met
  * U_ii. The tiles are in fwd_seq's order, by the level of k: the rows finished last come last,
  * so a row's last wait is in its last group, with nothing left to stage or gather after it.
  * Shared memory (smem_bytes): a staging tile per warp, U_ii, the partial sums. */
-template <int W, bool SF>
+template <int W, bool SF, typename S>
 __device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *smem, const int *done,
                             int epoch)
 {
     constexpr int P = PARTS_FORWARD;
     __shared__ tile_meta<P> meta;
     int w = threadIdx.x >> 5, c = threadIdx.x & 31;
-    double *us = smem + w * STILE, *ud = smem + W * STILE, *part = ud + TILE;
+    S *us = reinterpret_cast<S *>(smem) + w * STILE, *ud = reinterpret_cast<S *>(smem) + W * STILE;
+    double *part = reinterpret_cast<double *>(ud + TILE); /* 8-byte aligned: W * STILE + TILE is even */
     int mi = dev_bsize(T, i);
     double *xi = x + T.bstart[i];
     double xv = (w == 0 && c < mi) ? ld_dep<SF>(xi + c) : 0.0;
     const int64_t u0 = T.off[T.row_ptr[i]];
     if (w == 0) /* U_ii for the end, loaded now */
-        for (int e = c; e < mi * mi; e += LD) ud[e] = dev_val(T, u0 + e);
+        for (int e = c; e < mi * mi; e += LD) ud[e] = stage_val<S>(T, u0 + e);
     int64_t q0 = T.col_ptr[i], qend = T.col_diag[i];
     for (int64_t cb = q0; cb < qend; cb += P) {
         int ng = (int)(qend - cb < P ? qend - cb : P);
         gather_meta<true>(T, cb, ng, &meta);
         for (int q = w; q < ng; q += W)
-            part[q * LD + c] = tile_tmatvec<SF>(T, &meta, q, mi, x, us, done, epoch);
+            part[q * LD + c] = tile_tmatvec<SF, P, S>(T, &meta, q, mi, x, us, done, epoch);
         __syncthreads();
         if (w == 0)
             for (int q = 0; q < ng; q++) xv -= part[q * LD + c];
@@ -231,27 +242,28 @@ __device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *sm
  * bwd_seq's order (the rows j the backward sweep finishes first come first). U_ii is staged
  * with ld SLD: lane r reads row r, and an unpadded 32-column tile would put every lane on one
  * bank. */
-template <int W, bool SF>
+template <int W, bool SF, typename S>
 __device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *smem, const int *done,
                              int epoch)
 {
     constexpr int P = PARTS_BACKWARD;
     __shared__ tile_meta<P> meta;
     int w = threadIdx.x >> 5, r = threadIdx.x & 31;
-    double *us = smem + w * STILE, *ud = smem + W * STILE, *part = ud + STILE;
+    S *us = reinterpret_cast<S *>(smem) + w * STILE, *ud = reinterpret_cast<S *>(smem) + W * STILE;
+    double *part = reinterpret_cast<double *>(ud + STILE); /* 8-byte aligned: (W + 1) * STILE is even */
     int mi = dev_bsize(T, i);
     double *xi = x + T.bstart[i];
     double xv = (w == 0 && r < mi) ? ld_dep<SF>(xi + r) : 0.0;
     const int64_t u0 = T.off[T.row_ptr[i]];
     if (w == 0) /* U_ii for the end, loaded now */
         for (int rr = 0; rr < mi; rr++)
-            if (r < mi) ud[rr * SLD + r] = dev_val(T, u0 + (int64_t)rr * mi + r);
+            if (r < mi) ud[rr * SLD + r] = stage_val<S>(T, u0 + (int64_t)rr * mi + r);
     int64_t t0 = T.row_ptr[i] + 1, tend = T.row_ptr[i + 1];
     for (int64_t cb = t0; cb < tend; cb += P) {
         int ng = (int)(tend - cb < P ? tend - cb : P);
         gather_meta<false>(T, cb, ng, &meta);
         for (int q = w; q < ng; q += W)
-            part[q * LD + r] = tile_matvec<SF>(T, &meta, q, mi, x, us, done, epoch);
+            part[q * LD + r] = tile_matvec<SF, P, S>(T, &meta, q, mi, x, us, done, epoch);
         __syncthreads();
         if (w == 0)
             for (int q = 0; q < ng; q++) xv -= part[q * LD + r];
@@ -272,20 +284,20 @@ __device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *s
 
 /* ------------------------------------------------------------ level schedule */
 
-template <int W> __global__ void __launch_bounds__(W * 32) k_forward_level(dev_tiles T, const int32_t *rows, double *x,
+template <int W, typename S> __global__ void __launch_bounds__(W * 32) k_forward_level(dev_tiles T, const int32_t *rows, double *x,
                                                                             const int *skip)
 {
     extern __shared__ double smem[];
     if (*skip) return;
-    row_forward<W, false>(T, rows[blockIdx.x], x, smem, NULL, 0);
+    row_forward<W, false, S>(T, rows[blockIdx.x], x, smem, NULL, 0);
 }
 
-template <int W> __global__ void __launch_bounds__(W * 32) k_backward_level(dev_tiles T, const int32_t *rows, double *x,
+template <int W, typename S> __global__ void __launch_bounds__(W * 32) k_backward_level(dev_tiles T, const int32_t *rows, double *x,
                                                                              const int *skip)
 {
     extern __shared__ double smem[];
     if (*skip) return;
-    row_backward<W, false>(T, rows[blockIdx.x], x, smem, NULL, 0);
+    row_backward<W, false, S>(T, rows[blockIdx.x], x, smem, NULL, 0);
 }
 
 /* ------------------------------------------------------------ sync-free schedule */
@@ -308,7 +320,7 @@ __device__ __forceinline__ int sf_take(int *ticket, int *slot)
     return *slot;
 }
 
-template <int W>
+template <int W, typename S>
 __global__ void __launch_bounds__(W * 32) k_forward_syncfree(dev_tiles T, double *x, int *done, int *ticket,
                                                             const int *epoch, const int *skip)
 {
@@ -320,12 +332,12 @@ __global__ void __launch_bounds__(W * 32) k_forward_syncfree(dev_tiles T, double
         int t = sf_take(ticket, &slot);
         if (t >= T.nb) break;
         int32_t i = T.level_rows[t];
-        row_forward<W, true>(T, i, x, smem, done, ep);
+        row_forward<W, true, S>(T, i, x, smem, done, ep);
         if (threadIdx.x < 32) sf_publish(done, i, ep);
     }
 }
 
-template <int W>
+template <int W, typename S>
 __global__ void __launch_bounds__(W * 32) k_backward_syncfree(dev_tiles T, double *x, int *done, int *ticket,
                                                              const int *epoch, const int *skip)
 {
@@ -337,20 +349,19 @@ __global__ void __launch_bounds__(W * 32) k_backward_syncfree(dev_tiles T, doubl
         int t = sf_take(ticket, &slot);
         if (t >= T.nb) break;
         int32_t i = T.level_rows[T.nb - 1 - t];
-        row_backward<W, true>(T, i, x, smem, done, ep);
+        row_backward<W, true, S>(T, i, x, smem, done, ep);
         if (threadIdx.x < 32) sf_publish(done, i, ep);
     }
 }
 
 /* ------------------------------------------------------------ host side */
 
-/* Dynamic shared memory of a solve kernel of W warps: a staged tile per warp, U_ii, the
- * partial sums. */
-template <int W> static size_t smem_bytes(bool forward)
+/* Dynamic shared memory of a solve kernel of W warps staging tiles of type S: a staged tile
+ * per warp, U_ii (S), the partial sums (double). */
+template <int W, typename S> static size_t smem_bytes(bool forward)
 {
-    size_t doubles = forward ? (size_t)W * STILE + TILE + PARTS_FORWARD * LD
-                             : ((size_t)W + 1) * STILE + PARTS_BACKWARD * LD;
-    return doubles * sizeof(double);
+    return forward ? ((size_t)W * STILE + TILE) * sizeof(S) + (size_t)PARTS_FORWARD * LD * sizeof(double)
+                   : ((size_t)W + 1) * STILE * sizeof(S) + (size_t)PARTS_BACKWARD * LD * sizeof(double);
 }
 
 static cudaError_t set_smem(const void *kernel, size_t bytes)
@@ -362,13 +373,13 @@ static cudaError_t set_smem(const void *kernel, size_t bytes)
     return e;
 }
 
-/* Raise the shared-memory limits of the kernels of one direction with W warps; *per_sm: how many
- * blocks of its sync-free kernel fit on one SM. */
-template <int W> static cudaError_t configure_w(bool forward, int *per_sm)
+/* Raise the shared-memory limits of the kernels of one direction with W warps staging S;
+ * *per_sm: how many blocks of its sync-free kernel fit on one SM. */
+template <int W, typename S> static cudaError_t configure_w(bool forward, int *per_sm)
 {
-    size_t b = smem_bytes<W>(forward);
-    const void *lk = forward ? (const void *)k_forward_level<W> : (const void *)k_backward_level<W>;
-    const void *sk = forward ? (const void *)k_forward_syncfree<W> : (const void *)k_backward_syncfree<W>;
+    size_t b = smem_bytes<W, S>(forward);
+    const void *lk = forward ? (const void *)k_forward_level<W, S> : (const void *)k_backward_level<W, S>;
+    const void *sk = forward ? (const void *)k_forward_syncfree<W, S> : (const void *)k_backward_syncfree<W, S>;
     cudaError_t e = set_smem(lk, b);
     if (e == cudaSuccess) e = set_smem(sk, b);
     if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, sk, W * 32, b);
@@ -383,34 +394,49 @@ cudaError_t solve_set_protocol(int protocol)
 
 int solve_warps_valid(int warps) { return warps == 2 || warps == 4 || warps == 8; }
 
-cudaError_t solve_configure(int warps_f, int warps_b, int *fwd_per_sm, int *bwd_per_sm)
+template <typename S> static cudaError_t configure_s(int warps_f, int warps_b, int *fwd_per_sm, int *bwd_per_sm)
 {
-    cudaError_t e = warps_f == 2 ? configure_w<2>(true, fwd_per_sm)
-                  : warps_f == 4 ? configure_w<4>(true, fwd_per_sm) : configure_w<8>(true, fwd_per_sm);
+    cudaError_t e = warps_f == 2 ? configure_w<2, S>(true, fwd_per_sm)
+                  : warps_f == 4 ? configure_w<4, S>(true, fwd_per_sm) : configure_w<8, S>(true, fwd_per_sm);
     if (e != cudaSuccess) return e;
-    return warps_b == 2 ? configure_w<2>(false, bwd_per_sm)
-         : warps_b == 4 ? configure_w<4>(false, bwd_per_sm) : configure_w<8>(false, bwd_per_sm);
+    return warps_b == 2 ? configure_w<2, S>(false, bwd_per_sm)
+         : warps_b == 4 ? configure_w<4, S>(false, bwd_per_sm) : configure_w<8, S>(false, bwd_per_sm);
 }
 
-template <int W>
+cudaError_t solve_configure(int warps_f, int warps_b, bool float_tiles, int *fwd_per_sm, int *bwd_per_sm)
+{
+    return float_tiles ? configure_s<float>(warps_f, warps_b, fwd_per_sm, bwd_per_sm)
+                       : configure_s<double>(warps_f, warps_b, fwd_per_sm, bwd_per_sm);
+}
+
+template <int W, typename S>
 static void launch_w(int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
                      double *x, int *done, int *ticket, const int *epoch, const int *skip)
 {
-    size_t sm = smem_bytes<W>(kind == SOLVE_FORWARD_LEVEL || kind == SOLVE_FORWARD_SYNCFREE);
+    size_t sm = smem_bytes<W, S>(kind == SOLVE_FORWARD_LEVEL || kind == SOLVE_FORWARD_SYNCFREE);
     switch (kind) {
-    case SOLVE_FORWARD_LEVEL: k_forward_level<W><<<grid, W * 32, sm, s>>>(T, rows, x, skip); break;
-    case SOLVE_BACKWARD_LEVEL: k_backward_level<W><<<grid, W * 32, sm, s>>>(T, rows, x, skip); break;
-    case SOLVE_FORWARD_SYNCFREE: k_forward_syncfree<W><<<grid, W * 32, sm, s>>>(T, x, done, ticket, epoch, skip); break;
-    default: k_backward_syncfree<W><<<grid, W * 32, sm, s>>>(T, x, done, ticket, epoch, skip); break;
+    case SOLVE_FORWARD_LEVEL: k_forward_level<W, S><<<grid, W * 32, sm, s>>>(T, rows, x, skip); break;
+    case SOLVE_BACKWARD_LEVEL: k_backward_level<W, S><<<grid, W * 32, sm, s>>>(T, rows, x, skip); break;
+    case SOLVE_FORWARD_SYNCFREE: k_forward_syncfree<W, S><<<grid, W * 32, sm, s>>>(T, x, done, ticket, epoch, skip); break;
+    default: k_backward_syncfree<W, S><<<grid, W * 32, sm, s>>>(T, x, done, ticket, epoch, skip); break;
     }
+}
+
+template <typename S>
+static void launch_s(int warps, int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
+                     double *x, int *done, int *ticket, const int *epoch, const int *skip)
+{
+    if (warps == 2) launch_w<2, S>(kind, grid, s, T, rows, x, done, ticket, epoch, skip);
+    else if (warps == 4) launch_w<4, S>(kind, grid, s, T, rows, x, done, ticket, epoch, skip);
+    else launch_w<8, S>(kind, grid, s, T, rows, x, done, ticket, epoch, skip);
 }
 
 void solve_launch(int warps, int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
                   double *x, int *done, int *ticket, const int *epoch, const int *skip)
 {
-    if (warps == 2) launch_w<2>(kind, grid, s, T, rows, x, done, ticket, epoch, skip);
-    else if (warps == 4) launch_w<4>(kind, grid, s, T, rows, x, done, ticket, epoch, skip);
-    else launch_w<8>(kind, grid, s, T, rows, x, done, ticket, epoch, skip);
+    /* the factor's storage type decides the staging type (solve_configure was told the same) */
+    if (T.val32) launch_s<float>(warps, kind, grid, s, T, rows, x, done, ticket, epoch, skip);
+    else launch_s<double>(warps, kind, grid, s, T, rows, x, done, ticket, epoch, skip);
 }
 
 /* x <- D^-1 x (1x1 and 2x2 pivots); one thread per row, the first of a 2x2 does both. */
