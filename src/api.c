@@ -360,6 +360,8 @@ static int factor_impl(ildl_handle *h, const double *values)
     } else {
         st = h->opt.precision == ILDL_PREC_SINGLE ? ildl_cpu_factor_s(T, &fp, &fs) : ildl_cpu_factor(T, &fp, &fs);
         if (st) return fail(h, st, "CPU factorization failed: %s", ildl_strerror(st));
+        if (h->opt.precision == ILDL_PREC_SINGLE) ildl_cpu_invert_diagonal_s(T);
+        else ildl_cpu_invert_diagonal(T);
     }
     if (h->opt.precision == ILDL_PREC_MIXED && h->cuda) {
         st = ildl_cuda_round_single(h->cuda);

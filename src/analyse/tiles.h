@@ -10,7 +10,9 @@
  *    row are contiguous (row_ptr), columns ascending, the diagonal tile first.
  *  - A local index inside a tile is r*32 + c (uint16_t), r = local row, c = local column.
  *  - Dense tiles are stored row-major with leading dimension = number of columns of the tile
- *    (mi x mj); diagonal tiles store the strictly upper part of unit U_ii (the rest is 0).
+ *    (mi x mj); diagonal tiles store the strictly upper part of unit U_ii (the rest is 0), or,
+ *    once prepared for the solves (diag_inverted), of V_ii = U_ii^{-1}, also unit upper:
+ *    every solve with U_ii is then a product with V_ii.
  *  - After factorization, the rows of block b are in pivot order: factored local row r is
  *    analysed local row piv[bstart[b]+r]. Every tile's rows AND columns are in pivot order.
  *  - D is block diagonal with 1x1 and 2x2 pivots: d_diag[k] = D(k,k); for a 2x2 pivot starting
@@ -80,6 +82,8 @@ typedef struct ildl_tiles {
     double *d_diag;       /* [n] */
     double *d_off;        /* [n] */
     int8_t *piv_type;     /* [n] */
+    int diag_inverted;    /* the diagonal tiles hold V_ii = U_ii^{-1} (ildl_cpu_invert_diagonal,
+                           * or the CUDA factorization), not U_ii */
 } ildl_tiles;
 
 /* Lay out the tile store for Ap (the scaled, permuted matrix, full pattern, sorted; its

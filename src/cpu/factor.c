@@ -279,6 +279,7 @@ static int phase_a_row(ildl_tiles *T, const ildl_factor_params *p, int32_t i, il
 
 /* ---------------------------------------------------------------- phase C */
 
+
 /* Store the in-flight tiles of block row i at the offsets of phase B, then put the columns
  * of column i's tiles (k,i), k < i, into block i's pivot order: block row i was their last
  * reader. Returns ILDL_ERR_INTERNAL if a tile's count differs from its grant. */
@@ -445,6 +446,33 @@ void ildl_factor_final_stats(const ildl_tiles *T, ildl_factor_stats *st)
 }
 #endif
 
+/* The strict upper part of V = U^{-1}, in place, for the unit upper U whose strict upper part
+ * is a (m x m, ld m). Entry (r,c), c > r: s = u(r,c), then s += u(r,k) v(k,c) for
+ * k = r+1..c-1 ascending, v(r,c) = -s, with rows r descending, so every v(k,c) read is final
+ * and row r of U is still intact when row r of V replaces it. The GPU computes each entry with
+ * the same sequence (k_invert_diagonal). */
+static void invert_unit_upper(int m, ildl_real *a)
+{
+    for (int r = m - 2; r >= 0; r--) {
+        ildl_real row[LD];
+        for (int c = r + 1; c < m; c++) {
+            ildl_real s = a[r * m + c];
+            for (int k = r + 1; k < c; k++) s += a[r * m + k] * a[k * m + c];
+            row[c] = -s;
+        }
+        for (int c = r + 1; c < m; c++) a[r * m + c] = row[c];
+    }
+}
+
+void RN(ildl_cpu_invert_diagonal)(ildl_tiles *T)
+{
+    if (T->diag_inverted) return;
+#pragma omp parallel for schedule(dynamic, 64)
+    for (int32_t i = 0; i < T->nb; i++)
+        invert_unit_upper(ildl_tiles_block_size(T, i), TVAL(T) + T->off[T->row_ptr[i]]);
+    T->diag_inverted = 1;
+}
+
 int RN(ildl_cpu_factor)(ildl_tiles *T, const ildl_factor_params *p, ildl_factor_stats *st)
 {
     int status = ILDL_SUCCESS, nthreads = 1;
@@ -454,6 +482,7 @@ int RN(ildl_cpu_factor)(ildl_tiles *T, const ildl_factor_params *p, ildl_factor_
     if (!st) st = &local;
     memset(st, 0, sizeof(*st));
     if (!TVAL(T)) return ILDL_ERR_INTERNAL; /* storage of the other precision (ildl_tiles_set_precision) */
+    T->diag_inverted = 0;
 #ifdef _OPENMP
     nthreads = p->num_threads > 0 ? p->num_threads : omp_get_max_threads();
 #endif

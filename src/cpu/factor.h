@@ -32,12 +32,19 @@ int ildl_cpu_factor(ildl_tiles *T, const ildl_factor_params *p, ildl_factor_stat
  * this one T->val32 (ildl_tiles_set_precision); ILDL_ERR_INTERNAL if it is missing. */
 int ildl_cpu_factor_s(ildl_tiles *T, const ildl_factor_params *p, ildl_factor_stats *st);
 
+/* Prepare the factor for the solves: replace every diagonal tile's U_ii by V_ii = U_ii^{-1}
+ * (tiles.h), so that the solves multiply instead of substituting; sets T->diag_inverted (a
+ * second call does nothing). ildl_cpu_invert_diagonal_s for the float factor. */
+void ildl_cpu_invert_diagonal(ildl_tiles *T);
+void ildl_cpu_invert_diagonal_s(ildl_tiles *T);
+
 /* Fill n2x2, the inertia of D and factor_nnz of st from a finished factor in T: shared by
  * the CPU and CUDA backends. */
 void ildl_factor_final_stats(const ildl_tiles *T, ildl_factor_stats *st);
 
 /* In place x <- (U^T D U)^{-1} x, x[n] in factored (pivot) order: forward over levels with
- * U^T, then D^{-1}, then backward over levels with U. */
+ * U^T, then D^{-1}, then backward over levels with U. Needs the diagonal tiles inverted
+ * (ildl_cpu_invert_diagonal). */
 void ildl_cpu_solve(const ildl_tiles *T, double *x);
 /* The same with the float factor of ildl_cpu_factor_s (T->val32), in double arithmetic. */
 void ildl_cpu_solve_s(const ildl_tiles *T, double *x);

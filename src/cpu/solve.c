@@ -7,13 +7,15 @@
  *   forward  x_i -= U_ki^T x_k for the tiles of column i in the order fwd_seq (level of k
  *            ascending, then k: the order in which the x_k become final); per tile
  *            s_c = sum_{l ascending} U_ki(l,c) x_k(l), then x_i(c) -= s_c;
- *            then x_i(r) -= sum_{l<r ascending} U_ii(l,r) x_i(l) for r ascending.
+ *            then x_i <- V_ii^T x_i (V_ii = U_ii^{-1}, stored): for every c,
+ *            x_i(c) = x_i(c) + s_c, s_c = sum_{l<c ascending} V_ii(l,c) x_i(l) (old values).
  *   D        1x1: x /= d; 2x2 [a b; b c]: det = a c - b b,
  *            x0' = (c x0 - b x1) / det, x1' = (a x1 - b x0) / det.
  *   backward x_i -= U_ij x_j for the tiles of row i in the order bwd_seq (level of j
  *            descending, then j); per tile
  *            s_r = sum_{c ascending} U_ij(r,c) x_j(c), then x_i(r) -= s_r;
- *            then x_i(r) -= sum_{c>r DEScending} U_ii(r,c) x_i(c) for r descending.
+ *            then x_i <- V_ii x_i: x_i(r) = x_i(r) + s_r, s_r = sum_{c>r ascending}
+ *            V_ii(r,c) x_i(c) (old values).
  * A sparse tile visits its entries in ascending local index, which for each output entry
  * is the same order as the dense loop (skipping exact zeros).
  *
@@ -68,25 +70,25 @@ static void sparse_ux_sub(int64_t nz, const uint16_t *idx, const ildl_real *v, i
     for (int r = 0; r < mi; r++) xi[r] -= s[r];
 }
 
-/* x <- U_ii^-T x with the unit upper diagonal tile u (m x m, ld m, strict upper part). */
-static void diag_forward(int m, const ildl_real *u, double *x)
+/* x <- U_ii^-T x = V^T x with the stored inverse v = V_ii (m x m, ld m, strict upper part of a
+ * unit upper matrix). Columns c descending, so the x[l], l < c, read are still the old ones. On
+ * the GPU every lane computes its c at once: a product, not a chain of m dependent steps. */
+static void diag_forward(int m, const ildl_real *v, double *x)
 {
-    for (int r = 1; r < m; r++) {
+    for (int c = m - 1; c > 0; c--) {
         double s = 0.0;
-        for (int l = 0; l < r; l++) s += u[l * m + r] * x[l];
-        x[r] -= s;
+        for (int l = 0; l < c; l++) s += v[l * m + c] * x[l];
+        x[c] += s;
     }
 }
 
-/* x <- U_ii^-1 x with the unit upper diagonal tile u (m x m, ld m, strict upper part).
- * The sum runs over c DESCENDING: x[c] becomes final in that order, so a warp can add each
- * term as soon as it exists (one lane per row) and still round exactly like this loop. */
-static void diag_backward(int m, const ildl_real *u, double *x)
+/* x <- U_ii^-1 x = V x with the stored inverse v = V_ii; rows r ascending (old x[c], c > r). */
+static void diag_backward(int m, const ildl_real *v, double *x)
 {
-    for (int r = m - 2; r >= 0; r--) {
+    for (int r = 0; r + 1 < m; r++) {
         double s = 0.0;
-        for (int c = m - 1; c > r; c--) s += u[r * m + c] * x[c];
-        x[r] -= s;
+        for (int c = r + 1; c < m; c++) s += v[r * m + c] * x[c];
+        x[r] += s;
     }
 }
 

@@ -434,6 +434,7 @@ extern "C" int ildl_cuda_download_factor(ildl_cuda_ctx *c, ildl_tiles *T)
     else
         CU(cudaMemcpy(T->val, c->T.val, sizeof(double) * (size_t)T->total_cap, cudaMemcpyDeviceToHost));
     CU(cudaMemcpy(T->idx, c->T.idx, sizeof(uint16_t) * (size_t)T->total_cap, cudaMemcpyDeviceToHost));
+    T->diag_inverted = 1; /* the device factor is prepared for the solves */
 cleanup:
     return status;
 }

@@ -56,7 +56,8 @@ struct ildl_cuda_ctx {
 };
 
 /* The factorization's kernels over all chunks (factor.cu), in double or, when c->single, in
- * float; ILDL_SUCCESS or the status of a failed CUDA call. */
+ * float, then the inversion of the diagonal tiles for the solves (tiles.h); ILDL_SUCCESS or
+ * the status of a failed CUDA call. */
 int factor_run(ildl_cuda_ctx *c, const factor_params_d &prm, int leftover);
 /* Shared-memory limits of the factorization kernels (once per context). */
 cudaError_t factor_configure(void);

@@ -39,7 +39,8 @@ int ildl_cuda_set_mixed(ildl_cuda_ctx *c);
 int ildl_cuda_round_single(ildl_cuda_ctx *c);
 
 /* Copy the factor values and indices into the host T too (for comparisons): val, or val32 in
- * precision single (ILDL_ERR_SIZE_MISMATCH when T holds the other precision). */
+ * precision single (ILDL_ERR_SIZE_MISMATCH when T holds the other precision). The diagonal
+ * tiles come inverted, as the device factorization leaves them (T->diag_inverted = 1). */
 int ildl_cuda_download_factor(ildl_cuda_ctx *c, ildl_tiles *T);
 
 /* Install the map from factored positions to the user's rows: q[n], qs[n] (scale). */

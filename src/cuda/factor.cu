@@ -759,6 +759,32 @@ __global__ void __launch_bounds__(1024) k_phase_c(dev_tiles T, const int32_t *ro
     }
 }
 
+/* ------------------------------------------------------------ solve preparation */
+
+/* One warp per block row i, after the factorization: the diagonal tile U_ii becomes
+ * V_ii = U_ii^{-1} (tiles.h). Lane c computes column c, each entry in the order of
+ * invert_unit_upper (src/cpu/factor.c): a lane reads U and only its own column of V, so no
+ * lane waits for another; every block row at once, no levels. */
+template <typename R>
+__global__ void __launch_bounds__(32) k_invert_diagonal(dev_tiles T)
+{
+    __shared__ R u[TILE], v[TILE];
+    int32_t i = blockIdx.x;
+    int m = dev_bsize(T, i), c = threadIdx.x;
+    R *a = fac_val<R>(T) + T.off[T.row_ptr[i]];
+    for (int r = 0; r < m; r++)
+        if (c < m) u[r * LD + c] = a[r * m + c];
+    __syncwarp();
+    if (c < m) {
+        for (int r = c - 1; r >= 0; r--) {
+            R s = u[r * LD + c];
+            for (int k = r + 1; k < c; k++) s += u[r * LD + k] * v[k * LD + c];
+            v[r * LD + c] = -s;
+        }
+        for (int r = 0; r < c; r++) a[r * m + c] = v[r * LD + c];
+    }
+}
+
 /* ------------------------------------------------------------ host side */
 
 /* The chunks of a factorization with value type R (double, or float for precision single):
@@ -828,7 +854,13 @@ cleanup:
 
 int factor_run(ildl_cuda_ctx *c, const factor_params_d &prm, int leftover)
 {
-    return c->single ? factor_chunks<float>(c, prm, leftover) : factor_chunks<double>(c, prm, leftover);
+    int status = c->single ? factor_chunks<float>(c, prm, leftover) : factor_chunks<double>(c, prm, leftover);
+    if (status) return status;
+    if (c->single) k_invert_diagonal<float><<<c->nb, 32>>>(c->T);
+    else k_invert_diagonal<double><<<c->nb, 32>>>(c->T);
+    CU_LAUNCH();
+cleanup:
+    return status;
 }
 
 cudaError_t factor_configure(void)

@@ -194,10 +194,10 @@ __device__ __forceinline__ double tile_matvec(const dev_tiles &T, const tile_met
 /* x_i <- U_ii^-T (x_i - sum_k U_ki^T x_k) by the W warps of a block: warp w takes tiles
  * w, w + W, ... of each group of PARTS_FORWARD tiles at its own pace (no barrier between its
  * tiles, so one warp's wait does not hold the others); warp 0 then subtracts the group's sums
- * in tile order (the CPU's order, so the bits do not depend on W) and finally substitutes with
- * U_ii. The tiles are in fwd_seq's order, by the level of k: the rows finished last come last,
+ * in tile order (the CPU's order, so the bits do not depend on W) and finally multiplies by
+ * V_ii^T (V_ii = U_ii^-1, stored by the factorization). The tiles are in fwd_seq's order, by the level of k: the rows finished last come last,
  * so a row's last wait is in its last group, with nothing left to stage or gather after it.
- * Shared memory (smem_bytes): a staging tile per warp, U_ii, the partial sums. */
+ * Shared memory (smem_bytes): a staging tile per warp, V_ii, the partial sums. */
 template <int W, bool SF, typename S>
 __device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *smem, const int *done,
                             int epoch)
@@ -211,7 +211,7 @@ __device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *sm
     double *xi = x + T.bstart[i];
     double xv = (w == 0 && c < mi) ? ld_dep<SF>(xi + c) : 0.0;
     const int64_t u0 = T.off[T.row_ptr[i]];
-    if (w == 0) /* U_ii for the end, loaded now */
+    if (w == 0) /* V_ii = U_ii^-1 for the end, loaded now */
         for (int e = c; e < mi * mi; e += LD) ud[e] = stage_val<S>(T, u0 + e);
     int64_t q0 = T.col_ptr[i], qend = T.col_diag[i];
     for (int64_t cb = q0; cb < qend; cb += P) {
@@ -225,21 +225,21 @@ __device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *sm
         __syncthreads();
     }
     if (w != 0) return;
-    /* U_ii^-T: lane c accumulates s_c over l ascending as x_l becomes final (the CPU's
-     * order); x_l is broadcast by shuffle, U_ii from shared memory */
+    /* U_ii^-T = V_ii^T (the stored inverse): lane c adds V(l,c) y_l over l < c ascending (the
+     * CPU's order); the y_l come by shuffle and do not depend on each other */
     __syncwarp();
     double s = 0.0;
-    for (int l = 0; l < mi; l++) {
-        if (c == l) xv -= s;
-        double xl = __shfl_sync(0xffffffffu, xv, l);
-        if (c > l && c < mi) s += ud[l * mi + c] * xl;
+    for (int l = 0; l + 1 < mi; l++) {
+        double yl = __shfl_sync(0xffffffffu, xv, l);
+        if (c > l && c < mi) s += ud[l * mi + c] * yl;
     }
+    xv += s;
     if (c < mi) xi[c] = xv;
     __syncwarp();
 }
 
 /* x_i <- U_ii^-1 (x_i - sum_j U_ij x_j), tiles split over the warps as in row_forward, in
- * bwd_seq's order (the rows j the backward sweep finishes first come first). U_ii is staged
+ * bwd_seq's order (the rows j the backward sweep finishes first come first). V_ii is staged
  * with ld SLD: lane r reads row r, and an unpadded 32-column tile would put every lane on one
  * bank. */
 template <int W, bool SF, typename S>
@@ -255,7 +255,7 @@ __device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *s
     double *xi = x + T.bstart[i];
     double xv = (w == 0 && r < mi) ? ld_dep<SF>(xi + r) : 0.0;
     const int64_t u0 = T.off[T.row_ptr[i]];
-    if (w == 0) /* U_ii for the end, loaded now */
+    if (w == 0) /* V_ii = U_ii^-1 for the end, loaded now */
         for (int rr = 0; rr < mi; rr++)
             if (r < mi) ud[rr * SLD + r] = stage_val<S>(T, u0 + (int64_t)rr * mi + r);
     int64_t t0 = T.row_ptr[i] + 1, tend = T.row_ptr[i + 1];
@@ -270,14 +270,14 @@ __device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *s
         __syncthreads();
     }
     if (w != 0) return;
-    /* U_ii^-1: lane r accumulates s_r over c descending as x_c becomes final */
+    /* U_ii^-1 = V_ii: lane r adds V(r,c) y_c over c > r ascending */
     __syncwarp();
     double s = 0.0;
-    for (int c = mi - 1; c >= 0; c--) {
-        if (r == c) xv -= s;
-        double xc = __shfl_sync(0xffffffffu, xv, c);
-        if (r < c) s += ud[r * SLD + c] * xc;
+    for (int c = 1; c < mi; c++) {
+        double yc = __shfl_sync(0xffffffffu, xv, c);
+        if (r < c) s += ud[r * SLD + c] * yc;
     }
+    xv += s;
     if (r < mi) xi[r] = xv;
     __syncwarp();
 }
@@ -357,7 +357,7 @@ __global__ void __launch_bounds__(W * 32) k_backward_syncfree(dev_tiles T, doubl
 /* ------------------------------------------------------------ host side */
 
 /* Dynamic shared memory of a solve kernel of W warps staging tiles of type S: a staged tile
- * per warp, U_ii (S), the partial sums (double). */
+ * per warp, V_ii (S), the partial sums (double). */
 template <int W, typename S> static size_t smem_bytes(bool forward)
 {
     return forward ? ((size_t)W * STILE + TILE) * sizeof(S) + (size_t)PARTS_FORWARD * LD * sizeof(double)

@@ -569,6 +569,31 @@ static void test_incomplete(void **state)
     assert_true(granted > 0);
 }
 
+/* After ildl_cpu_invert_diagonal: every diagonal tile V_ii of T times U_ii (from the dense U
+ * taken before the inversion) is the identity to rounding. */
+static void check_inverted_diagonal(const ildl_tiles *T, const double *U)
+{
+    int32_t n = T->n;
+    double tol = T->val32 ? 1e-5 : 1e-12;
+    assert_true(T->diag_inverted);
+    for (int32_t i = 0; i < T->nb; i++) {
+        int m = ildl_tiles_block_size(T, i);
+        size_t b = (size_t)T->bstart[i];
+        int64_t o = T->off[T->row_ptr[i]];
+        for (int r = 0; r < m; r++)
+            for (int c = 0; c < m; c++) {
+                double s = 0, sabs = 0;
+                for (int k = 0; k < m; k++) {
+                    double v = k == r ? 1.0 : tval(T, o + r * m + k), u = U[(b + k) * n + b + c];
+                    if (k < r) assert_true(v == 0.0);
+                    s += v * u;
+                    sabs += fabs(v * u);
+                }
+                assert_true(fabs(s - (r == c ? 1.0 : 0.0)) <= tol * (1.0 + sabs));
+            }
+    }
+}
+
 /* Precision single (ildl_cpu_factor_s): a complete float factor of A(q,q) is U^T D U to float
  * rounding, with the double factor's inertia; D holds float values; the bits do not depend on
  * the thread count; its solve agrees with the double factor's to float accuracy. */
@@ -610,7 +635,10 @@ static void single_case(const ildl_csr *A, int maxbs, uint64_t seed, int pivotin
         assert_true(rel <= 1e-5);
         assert_true(rel > 0); /* float rounding is visible: this is not the double factor */
     }
-    /* the solves: float against double */
+    /* the solves: float against double; then the inverted diagonal tiles are U_ii^{-1} */
+    ildl_cpu_invert_diagonal(&Td);
+    ildl_cpu_invert_diagonal_s(&T);
+    check_inverted_diagonal(&T, U);
     double *x = malloc(sizeof(double) * (size_t)n), *xs = malloc(sizeof(double) * (size_t)n);
     assert_true(x && xs);
     uint64_t rs = seed;

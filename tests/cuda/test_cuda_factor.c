@@ -153,6 +153,8 @@ static int agree(const ildl_csr *A, const ildl_options *o, run_stats *rs)
                              ILDL_LEFTOVER_SCAN, NULL, 0};
     ildl_factor_stats cs, gs;
     assert_int_equal(single ? ildl_cpu_factor_s(T, &fp, &cs) : ildl_cpu_factor(T, &fp, &cs), ILDL_SUCCESS);
+    if (single) ildl_cpu_invert_diagonal_s(T); /* as the device factorization leaves it */
+    else ildl_cpu_invert_diagonal(T);
     factor_copy cpu, gpu1;
     copy_factor(T, &cpu);
     int32_t n = T->n;
