@@ -13,9 +13,6 @@
 #include <string.h>
 #include "blockildl.h"
 #include "core/util.h"
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 /* Growable pattern arrays of the coarse graph being built, plus the column lists. */
 typedef struct coarse_buf {
@@ -253,15 +250,6 @@ oom:
 
 /* ---------------------------------------------------------------- any lf, sequential */
 
-/* Threads an OpenMP region would get here (1 without OpenMP). */
-static int max_threads(void)
-{
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
-}
 
 int ildl_coarse_build(const ildl_csr *Ap, int32_t nb, const int32_t *bstart, int lf,
                       ildl_coarse *out)
@@ -274,7 +262,7 @@ int ildl_coarse_build(const ildl_csr *Ap, int32_t nb, const int32_t *bstart, int
     if (lf < 0) lf = 0;
     memset(out, 0, sizeof(*out));
     /* one thread: the sequential rule does less work than the two-pass parallel path */
-    if (lf <= 1 && max_threads() > 1) return coarse_build_low(Ap, nb, bstart, lf, out);
+    if (lf <= 1 && ildl_max_threads() > 1) return coarse_build_low(Ap, nb, bstart, lf, out);
 
     blk = ildl_malloc((size_t)n * sizeof(int32_t));
     w = ildl_malloc((size_t)nb * sizeof(int32_t));

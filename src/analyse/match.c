@@ -9,19 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
-/* Threads an OpenMP region would get here (1 without OpenMP). */
-static int max_threads(void)
-{
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
-}
 
 /* ---------------------------------------------------------------- column state */
 
@@ -222,7 +210,7 @@ static double log_memoized(log_memo *m, double a)
 static int column_max_abs(const ildl_csr *A, double *m)
 {
     int32_t n = A->n;
-    if (max_threads() == 1) { /* one thread: plain stores beat compare-and-swap */
+    if (ildl_max_threads() == 1) { /* one thread: plain stores beat compare-and-swap */
         for (int32_t j = 0; j < n; j++) m[j] = 0.0;
         for (int64_t p = 0; p < A->rowptr[n]; p++)
             if (fabs(A->val[p]) > m[A->col[p]]) m[A->col[p]] = fabs(A->val[p]);
@@ -261,7 +249,7 @@ static void cheap_start(const ildl_csr *A, const double *cost, const double *u, 
                         colstate *col, int32_t *match)
 {
     int32_t n = A->n;
-    int pre = max_threads() > 1;
+    int pre = ildl_max_threads() > 1;
 #pragma omp parallel for schedule(dynamic, 4096)
     for (int32_t i = 0; i < n; i++) {
         first[i] = pre ? -1 : 0;

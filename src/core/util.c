@@ -44,6 +44,15 @@ void *ildl_thread_scratch(size_t bytes, int *oom)
     return p;
 }
 
+int ildl_max_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
 int ildl_set_threads(int t)
 {
 #ifdef _OPENMP

@@ -28,6 +28,9 @@ void *ildl_thread_scratch(size_t bytes, int *oom);
  * OpenMP it does nothing and returns 1. Lets tests compare results across thread counts. */
 int ildl_set_threads(int t);
 
+/* Threads an OpenMP parallel region would get here (1 without OpenMP). */
+int ildl_max_threads(void);
+
 /* 1 if x is finite. */
 int ildl_isfinite(double x);
 
