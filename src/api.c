@@ -170,6 +170,11 @@ static int check_options(const ildl_options *o, char *msg, size_t len)
         return ildl_msg(msg, len, "max_iter must be >= 0"), ILDL_ERR_INVALID_OPTION;
     if (!(o->pivot_tol >= 0.0) || !(o->pivot_perturb > 0.0))
         return ildl_msg(msg, len, "pivot_tol must be >= 0 and pivot_perturb > 0"), ILDL_ERR_INVALID_OPTION;
+    /* the single-precision factorization rounds them to float: they must stay usable there */
+    if (o->precision == ILDL_PREC_SINGLE &&
+        (!((float)o->pivot_perturb > 0.0f) || !isfinite((float)o->pivot_perturb) || !isfinite((float)o->pivot_tol)))
+        return ildl_msg(msg, len, "with precision single, pivot_perturb must be > 0 and both it and pivot_tol "
+                                  "finite in single precision (about 1.4e-45 .. 3.4e38)"), ILDL_ERR_INVALID_OPTION;
     if (o->solve_schedule != ILDL_SCHEDULE_SYNCFREE && o->solve_schedule != ILDL_SCHEDULE_LEVELS)
         return ildl_msg(msg, len, "unknown solve_schedule %d", o->solve_schedule), ILDL_ERR_INVALID_OPTION;
     if (o->check_every < 1)
@@ -242,7 +247,8 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
     st = ildl_analyse(&h->A, h->src, &h->opt, &h->an, h->err, sizeof h->err);
     if (st) goto fail;
     if (h->opt.precision == ILDL_PREC_SINGLE) {
-        st = ildl_tiles_set_precision(&h->an.tiles, 1); /* the factor is kept in float only */
+        /* the factor is kept in float only, on the host and (ildl_cuda_create) on the device */
+        st = ildl_tiles_set_precision(&h->an.tiles, 1);
         if (st) goto fail;
     }
     if (h->backend == ILDL_BACKEND_CUDA) {
@@ -255,7 +261,6 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
             st = ILDL_SUCCESS;
         }
         if (!st && h->cuda && h->opt.precision == ILDL_PREC_MIXED) st = ildl_cuda_set_mixed(h->cuda);
-        if (!st && h->cuda && h->opt.precision == ILDL_PREC_SINGLE) st = ildl_cuda_set_single(h->cuda);
         if (!st && h->cuda) st = ildl_cuda_set_schedule(h->cuda, h->opt.solve_schedule);
         if (st) goto fail;
         h->info.t_upload = ildl_wtime() - tu;

@@ -257,13 +257,17 @@ static int set_solve_order(ildl_tiles *T)
 int ildl_tiles_set_precision(ildl_tiles *T, int single)
 {
     if (single ? T->val32 != NULL : T->val != NULL) return ILDL_SUCCESS;
+    /* the old values go first, so the two arrays never need to fit at once */
+    free(T->val);
+    free(T->val32);
+    T->val = NULL;
+    T->val32 = NULL;
+    T->diag_inverted = 0;
     size_t m = (size_t)(T->total_cap > 0 ? T->total_cap : 1);
     void *v = ildl_calloc(m, single ? sizeof(float) : sizeof(double));
     if (!v) return ILDL_ERR_OUT_OF_MEMORY;
-    free(T->val);
-    free(T->val32);
-    T->val = single ? NULL : v;
-    T->val32 = single ? v : NULL;
+    if (single) T->val32 = v;
+    else T->val = v;
     return ILDL_SUCCESS;
 }
 

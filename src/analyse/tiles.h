@@ -111,7 +111,8 @@ static inline int ildl_tiles_block_size(const ildl_tiles *T, int32_t b)
 }
 
 /* Keep the factor values in single (single != 0: val32) or double precision (val); frees the
- * other array. Returns ILDL_SUCCESS or ILDL_ERR_OUT_OF_MEMORY (T unchanged). */
+ * other array first (the factor values are gone: factor again). Returns ILDL_SUCCESS or
+ * ILDL_ERR_OUT_OF_MEMORY (then T holds neither array and cannot be factored). */
 int ildl_tiles_set_precision(ildl_tiles *T, int single);
 
 void ildl_tiles_free(ildl_tiles *T);

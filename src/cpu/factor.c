@@ -15,6 +15,10 @@
  * Storage order inside a level is tile id order (tiles.h), i.e. rows ascending and tiles of
  * a row in row order, so chunking changes neither the grants nor the offsets.
  *
+ * This file is compiled twice (cpu/real.h): for double, and, with every value a float and every
+ * operation a float operation, for precision single (ildl_cpu_factor_s). The orders below hold
+ * for both.
+ *
  * Floating-point orders (the GPU must mirror them):
  *   update     B(r,c) -= s with s = sum_{l ascending} U_ki(l,r) * (D_k U_kj)(l,c), one s per
  *              update block k, blocks k ascending; (D_k U)(l,:) = d_l U(l,:) for a 1x1 pivot,
@@ -32,6 +36,7 @@
  *              by earlier levels: after a level, leftover += sum over its sparse tiles of
  *              (cap + granted - stored); dense tiles store exactly their cap and add 0. */
 #include "cpu/factor.h"
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -466,6 +471,7 @@ static void invert_unit_upper(int m, ildl_real *a)
 
 void RN(ildl_cpu_invert_diagonal)(ildl_tiles *T)
 {
+    assert(TVAL(T)); /* the factor of this precision */
     if (T->diag_inverted) return;
 #pragma omp parallel for schedule(dynamic, 64)
     for (int32_t i = 0; i < T->nb; i++)

@@ -24,8 +24,8 @@ typedef struct ildl_factor_stats {
     int64_t leftover_granted;/* extra entries granted beyond static capacities */
 } ildl_factor_stats;
 
-/* Factor T (a_val must be loaded) into T->val/idx/off/nnz/piv/d_*. Returns ILDL_SUCCESS or
- * ILDL_ERR_OUT_OF_MEMORY. */
+/* Factor T (a_val must be loaded) into T->val/idx/off/nnz/piv/d_*. Returns ILDL_SUCCESS,
+ * ILDL_ERR_OUT_OF_MEMORY, or ILDL_ERR_INTERNAL (T->val missing, or a broken invariant). */
 int ildl_cpu_factor(ildl_tiles *T, const ildl_factor_params *p, ildl_factor_stats *st);
 /* The same in single precision (every operation in float; A rounded to float when loaded):
  * writes T->val32 and D as float values (in the double arrays). ildl_cpu_factor needs T->val,

@@ -24,6 +24,7 @@
  * made SQMR stall on indefinite problems (a shifted 2D Laplacian: 3.9e-6 after 1000 iterations
  * where this converges in 56), and the vectors cost little next to the factor. */
 #include "cpu/factor.h"
+#include <assert.h>
 #include <string.h>
 #include "cpu/dense_factor.h"
 #include "cpu/real.h"
@@ -146,6 +147,7 @@ static void d_solve(const ildl_tiles *T, double *x)
 
 void RN(ildl_cpu_solve)(const ildl_tiles *T, double *x)
 {
+    assert(TVAL(T) && T->diag_inverted); /* the factor of this precision, prepared for solves */
     for (int32_t lev = 0; lev < T->nlevels; lev++) {
         int32_t r0 = T->level_ptr[lev], nrows = T->level_ptr[lev + 1] - r0;
 #pragma omp parallel for schedule(dynamic, 4) if (nrows > 16)

@@ -247,7 +247,14 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         CU(upload((int64_t **)&D.tile_order, T->tile_order, (size_t)T->ntiles, B));
         CU(alloc(&D.off, (size_t)T->ntiles, B));
         CU(alloc(&D.nnz, (size_t)T->ntiles, B));
-        CU(alloc(&D.val, (size_t)T->total_cap, B));
+        if (T->val32) {
+            /* precision single: the factorization computes in float and writes val32 only (the
+             * double factor is never allocated); the solves read it in double arithmetic */
+            CU(alloc(&D.val32, (size_t)T->total_cap, B));
+            c->single = 1;
+        } else {
+            CU(alloc(&D.val, (size_t)T->total_cap, B));
+        }
         CU(alloc(&D.idx, (size_t)T->total_cap, B));
         CU(alloc(&D.piv, (size_t)T->n, B));
         CU(alloc(&D.d_diag, (size_t)T->n, B));
@@ -368,30 +375,6 @@ __global__ void k_to_single(int64_t m, const double *v, float *w)
 {
     int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (k < m) w[k] = (float)v[k];
-}
-
-/* Precision single: the factorization computes in float and writes val32 only (half the
- * factor's memory); the solves read it as mixed precision does (double arithmetic). */
-extern "C" int ildl_cuda_set_single(ildl_cuda_ctx *c)
-{
-    int status = ILDL_SUCCESS;
-    if (c->single) return ILDL_SUCCESS;
-    CU(cudaSetDevice(c->device));
-    if (!c->T.val32) {
-        CU(cudaMalloc((void **)&c->T.val32, sizeof(float) * (size_t)(c->T.total_cap ? c->T.total_cap : 1)));
-        c->bytes += sizeof(float) * (size_t)c->T.total_cap;
-    }
-    if (c->T.val) {
-        CU(cudaFree(c->T.val));
-        c->T.val = NULL;
-        c->bytes -= sizeof(double) * (size_t)c->T.total_cap;
-    }
-    c->single = 1;
-    c->factored = 0;
-    ildl_cuda_sqmr_free(c); /* captured graphs hold the old tile-store view */
-    status = set_solve_warps(c, c->solve_warps_f, c->solve_warps_b); /* the solves stage float tiles now */
-cleanup:
-    return status;
 }
 
 extern "C" int ildl_cuda_set_mixed(ildl_cuda_ctx *c)

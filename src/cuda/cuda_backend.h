@@ -15,24 +15,22 @@ typedef struct ildl_cuda_ctx ildl_cuda_ctx;
 int ildl_cuda_device_count(void);
 
 /* Select device_id, upload the tile store pattern and A (for SpMV), allocate all device
- * memory a factorization and a solve need. Returns ILDL_SUCCESS, ILDL_ERR_NO_DEVICE,
- * ILDL_ERR_OUT_OF_MEMORY (device memory) or ILDL_ERR_DEVICE; msg says what failed. */
+ * memory a factorization and a solve need: a single-precision context when T holds val32
+ * (ildl_tiles_set_precision; then the double factor is never allocated). Returns
+ * ILDL_SUCCESS, ILDL_ERR_NO_DEVICE, ILDL_ERR_OUT_OF_MEMORY (device memory) or
+ * ILDL_ERR_DEVICE; msg says what failed. */
 int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id, ildl_cuda_ctx **out,
                      char *msg, size_t msglen);
 
-/* Factor on the device from T->a_val (host, loaded). Copies back into the host T what the
- * host side needs for maps and statistics: piv, d_diag, d_off, piv_type, off, nnz (not val/idx).
+/* Factor on the device from T->a_val (host, loaded), then invert the diagonal tiles for the
+ * solves (tiles.h). Copies back into the host T what the host side needs for maps and
+ * statistics: piv, d_diag, d_off, piv_type, off, nnz (not val/idx).
  * Returns ILDL_SUCCESS, ILDL_ERR_DEVICE, ILDL_ERR_OUT_OF_MEMORY or ILDL_ERR_INTERNAL. */
 int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_factor_params *p,
                      ildl_factor_stats *st, char *msg, size_t msglen);
 
-/* Precision single (call once after create, before the first factorization): the factorization
- * computes in float and keeps only the float factor (val32); the solves read it in double
- * arithmetic, as in mixed precision. */
-int ildl_cuda_set_single(ildl_cuda_ctx *c);
-
 /* Mixed precision: keep a single-precision copy of U that the solves read (call once after
- * create, before the first solve). */
+ * create, before the first solve). ILDL_ERR_INVALID_OPTION on a single-precision context. */
 int ildl_cuda_set_mixed(ildl_cuda_ctx *c);
 
 /* After a factorization: fill the single-precision copy of U and round D to single. */

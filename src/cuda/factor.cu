@@ -7,7 +7,8 @@
  *   k_phase_a_drop     one block per block row: row norms, tau-dropping and counting;
  *   k_phase_b  one block: deterministic leftover grants and storage offsets (prefix sums in
  *              storage order), or k_phase_b_atomic: the paper's racing protocol (option);
- *   k_phase_c  one block per row: keep-largest, compress and store, column permutation.
+ *   k_phase_c  one block per row: keep-largest, compress and store, column permutation;
+ * and after all levels k_invert_diagonal: every diagonal tile U_ii becomes U_ii^{-1} (solves).
  * The phase-A and phase-C kernels are templates on the value type R: double, or float for
  * precision single (the CPU reference's single build, every operation in float). */
 #include <cub/block/block_scan.cuh>

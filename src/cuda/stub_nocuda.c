@@ -48,4 +48,3 @@ int ildl_cuda_set_solve_warps(ildl_cuda_ctx *c, int warps_forward, int warps_bac
     return ILDL_ERR_NO_DEVICE;
 }
 int ildl_cuda_set_mixed(ildl_cuda_ctx *c) { (void)c; return ILDL_ERR_NO_DEVICE; }
-int ildl_cuda_set_single(ildl_cuda_ctx *c) { (void)c; return ILDL_ERR_NO_DEVICE; }
