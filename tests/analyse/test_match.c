@@ -16,6 +16,7 @@
 #include "blockildl.h"
 #include "analyse/analyse.h"
 #include "analyse/match.h"
+#include "core/util.h"
 #include "analyse/order.h"
 #include "io/mmio.h"
 
@@ -459,6 +460,45 @@ static void test_shared_kkt(void **state)
     ildl_csr_free(&A);
 }
 
+/* The matching's parallel passes (column maxima, first tight edges, pair hints) cannot change
+ * its result: match, log scalings and the symmetric scaling are the same bits at 1, 2 and 4
+ * threads, on generated indefinite matrices with and without zero diagonals. */
+static void test_threads_identical(void **state)
+{
+    (void)state;
+    for (int m = 0; m < 3; m++) {
+        ildl_csr A;
+        if (m < 2) ildl_test_random_sym(3000, 5, 2.0, m ? 0.3 : 0.0, 77 + m, &A);
+        else ildl_test_laplace2d(60, 0.7, &A);
+        int32_t n = A.n, nun[3], *match[3], *pair[3];
+        double *lr[3], *lc[3], *s[3];
+        for (int k = 0; k < 3; k++) {
+            match[k] = malloc(sizeof(int32_t) * (size_t)n);
+            pair[k] = malloc(sizeof(int32_t) * (size_t)n);
+            lr[k] = malloc(sizeof(double) * (size_t)n);
+            lc[k] = malloc(sizeof(double) * (size_t)n);
+            s[k] = malloc(sizeof(double) * (size_t)n);
+            assert_true(match[k] && pair[k] && lr[k] && lc[k] && s[k]);
+            int prev = ildl_set_threads(k == 0 ? 1 : 2 * k);
+            assert_int_equal(ildl_match_maxprod(&A, match[k], lr[k], lc[k], &nun[k]), ILDL_SUCCESS);
+            int32_t nun2;
+            assert_int_equal(ildl_match_scale(&A, s[k], pair[k], &nun2), ILDL_SUCCESS);
+            ildl_set_threads(prev);
+            if (k == 0) continue;
+            assert_int_equal(nun[k], nun[0]);
+            assert_memory_equal(match[k], match[0], sizeof(int32_t) * (size_t)n);
+            assert_memory_equal(lr[k], lr[0], sizeof(double) * (size_t)n);
+            assert_memory_equal(lc[k], lc[0], sizeof(double) * (size_t)n);
+            assert_memory_equal(s[k], s[0], sizeof(double) * (size_t)n);
+            assert_memory_equal(pair[k], pair[0], sizeof(int32_t) * (size_t)n);
+        }
+        for (int k = 0; k < 3; k++) {
+            free(match[k]); free(pair[k]); free(lr[k]); free(lc[k]); free(s[k]);
+        }
+        ildl_csr_free(&A);
+    }
+}
+
 /* ---------------------------------------------------------------- ordering and analyse */
 
 /* ildl_match_order keeps every pair adjacent, for every ordering method. */
@@ -583,6 +623,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_maxprod_vs_brute_force),
+        cmocka_unit_test(test_threads_identical),
         cmocka_unit_test(test_structurally_singular),
         cmocka_unit_test(test_diag_vs_cycle),
         cmocka_unit_test(test_long_cycles),
