@@ -163,12 +163,13 @@ __device__ void d_pull_commit(const pull_fetch<R> &f, int mi, int mj, R *b, R *s
     d_sub_utdu(f.mk, mi, mj, f.same ? sj : su, sdu, b, f.same);
 }
 
-/* Two consecutive updates k1 < k2 of an off-diagonal tile at once: b = (b - s1) - s2 per entry,
- * the bits of applying them one after the other, with half the barriers. s[0..2]: U_ki, U_kj,
- * D_k U_kj of the first update, s[3..5] of the second. Ends with a barrier. */
+/* Two consecutive updates k1 < k2 of a tile at once: b = (b - s1) - s2 per entry, the bits of
+ * applying them one after the other, with half the barriers. s[0..2]: U_ki, U_kj, D_k U_kj of
+ * the first update, s[3..5] of the second. sym (a diagonal tile): only c >= r, mirrored, as
+ * d_sub_utdu. Ends with a barrier. */
 template <typename R>
 __device__ void d_pull_commit2(const pull_fetch<R> &f1, const pull_fetch<R> &f2, int mi, int mj, R *b,
-                               R *const *s)
+                               R *const *s, bool sym)
 {
     int r = threadIdx.y, c = threadIdx.x;
     d_pull_windows(f1, mi, mj, s[0], s[1]);
@@ -182,9 +183,11 @@ __device__ void d_pull_commit2(const pull_fetch<R> &f1, const pull_fetch<R> &f2,
     d_pull_apply_d(f1, mj, s[1], s[2]);
     d_pull_apply_d(f2, mj, s[4], s[5]);
     __syncthreads();
-    if (r < mi && c < mj) {
+    if (r < mi && c < mj && (!sym || c >= r)) {
         R v = b[r * LD + c] - d_pull_dot(f1.mk, s[0], s[2], r, c);
-        b[r * LD + c] = v - d_pull_dot(f2.mk, s[3], s[5], r, c);
+        v = v - d_pull_dot(f2.mk, s[3], s[5], r, c);
+        b[r * LD + c] = v;
+        if (sym) b[c * LD + r] = v;
     }
     __syncthreads();
 }
@@ -241,8 +244,9 @@ __global__ void __launch_bounds__(1024) k_phase_a_diag(dev_tiles T, factor_param
                                                        const int32_t *rows, const int32_t *rowbase,
                                                        R *inflight, dense_res *res_out)
 {
-    __shared__ R W[TILE], sU[TILE], sDU[TILE];
+    __shared__ R W[TILE], sU[TILE], sDU[TILE], sU2[TILE], sDU2[TILE];
     __shared__ R u1[LD], u2[LD];
+    R *const up[6] = {sU, sU, sDU, sU2, sU2, sDU2}; /* U_ki is U_kj: one window per update */
     __shared__ dense_res res;
     int tid = threadIdx.y * LD + threadIdx.x;
     int32_t i = rows[blockIdx.x];
@@ -252,11 +256,16 @@ __global__ void __launch_bounds__(1024) k_phase_a_diag(dev_tiles T, factor_param
 
     d_zero_tile(W);
     d_load_a(T, t0, true, W);
-    /* the tiles (k,i), k < i, in k ascending */
-    for (int64_t q = T.col_ptr[i]; q < T.col_diag[i]; q++) {
-        pull_fetch<R> f;
-        d_pull_fetch(T, T.col_tiles[q], T.col_tiles[q], mi, mi, &f);
-        d_pull_commit(f, mi, mi, W, sU, sU, sDU);
+    /* the tiles (k,i), k < i, in k ascending, two at a time (as the off-diagonal tiles) */
+    for (int64_t q = T.col_ptr[i], qend = T.col_diag[i]; q < qend; q += 2) {
+        pull_fetch<R> f1, f2;
+        d_pull_fetch(T, T.col_tiles[q], T.col_tiles[q], mi, mi, &f1);
+        if (q + 1 == qend) {
+            d_pull_commit(f1, mi, mi, W, sU, sU, sDU);
+            break;
+        }
+        d_pull_fetch(T, T.col_tiles[q + 1], T.col_tiles[q + 1], mi, mi, &f2);
+        d_pull_commit2(f1, f2, mi, mi, W, up, true);
     }
     dense_params_d dp;
     dp.pivot_tol = prm.pivot_tol;
@@ -329,7 +338,7 @@ __global__ void __launch_bounds__(1024, 2) k_phase_a_offdiag(dev_tiles T, const 
             break;
         }
         d_pull_fetch(T, ti, tj, mi, mj, &f2);
-        d_pull_commit2(f1, f2, mi, mj, sB, up);
+        d_pull_commit2(f1, f2, mi, mj, sB, up, false);
     }
     /* rows into pivot order */
     R v = 0.0;
