@@ -520,7 +520,6 @@ cleanup:
     return status;
 }
 
-
 __global__ void k_gather(int32_t n, const int32_t *q, const double *qs, const double *r, double *w, const int *skip)
 {
     if (*skip) return;

@@ -75,12 +75,6 @@ __device__ __forceinline__ float r_copysign(float x, float y) { return copysignf
 __device__ __forceinline__ double r_sqrt(double x) { return sqrt(x); }
 __device__ __forceinline__ float r_sqrt(float x) { return sqrtf(x); }
 
-/* A stored factor value as the solves read it: the single-precision copy when there is one. */
-__device__ __forceinline__ double dev_val(const dev_tiles &T, int64_t p)
-{
-    return T.val32 ? (double)T.val32[p] : T.val[p];
-}
-
 __device__ __forceinline__ int dev_bsize(const dev_tiles &T, int32_t b)
 {
     return T.bstart[b + 1] - T.bstart[b];

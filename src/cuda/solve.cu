@@ -118,9 +118,10 @@ __device__ __forceinline__ void gather_meta(const dev_tiles &T, int64_t first, i
     __syncthreads();
 }
 
-/* Stored factor value p in the staging type S (float only when the factor is stored in float). */
+/* Stored factor value p in the staging type S: float exactly when the factor is stored in float
+ * (solve_launch picks S by T.val32), so the choice costs no branch per load. */
 template <typename S> __device__ __forceinline__ S stage_val(const dev_tiles &T, int64_t p);
-template <> __device__ __forceinline__ double stage_val<double>(const dev_tiles &T, int64_t p) { return dev_val(T, p); }
+template <> __device__ __forceinline__ double stage_val<double>(const dev_tiles &T, int64_t p) { return T.val[p]; }
 template <> __device__ __forceinline__ float stage_val<float>(const dev_tiles &T, int64_t p) { return T.val32[p]; }
 
 /* Stage tile k of meta (mr x mc) into us (ld SLD) as dense, by one warp; sparse tiles get
@@ -195,8 +196,9 @@ __device__ __forceinline__ double tile_matvec(const dev_tiles &T, const tile_met
  * w, w + W, ... of each group of PARTS_FORWARD tiles at its own pace (no barrier between its
  * tiles, so one warp's wait does not hold the others); warp 0 then subtracts the group's sums
  * in tile order (the CPU's order, so the bits do not depend on W) and finally multiplies by
- * V_ii^T (V_ii = U_ii^-1, stored by the factorization). The tiles are in fwd_seq's order, by the level of k: the rows finished last come last,
- * so a row's last wait is in its last group, with nothing left to stage or gather after it.
+ * V_ii^T (V_ii = U_ii^-1, stored by the factorization). The tiles are in fwd_seq's order, by
+ * the level of k: the rows finished last come last, so a row's last wait is in its last group,
+ * with nothing left to stage or gather after it.
  * Shared memory (smem_bytes): a staging tile per warp, V_ii, the partial sums. */
 template <int W, bool SF, typename S>
 __device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *smem, const int *done,
