@@ -101,11 +101,13 @@ int ildl_analyse(const ildl_csr *A, const int64_t *src, const ildl_options *o,
                            o->block_decay, &an->blk);
     }
     if (st) { ildl_msg(msg, msglen, "blocking failed (%d)", st); goto cleanup; }
+    double tp = ildl_wtime(); /* ILDL_SETUP_PROFILE lap */
     if (pair) {
         an->pair_hint = ildl_malloc((size_t)n);
         if (!an->pair_hint) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
         ildl_match_pair_hint(n, pair, an->blk.perm, an->blk.nb, an->blk.bstart, an->pair_hint);
     }
+    ildl_profile_lap(&tp, "pair hints");
     an->t_order_block = ildl_wtime() - t;
 
     t = ildl_wtime();

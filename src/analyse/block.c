@@ -254,6 +254,7 @@ static int bgraph_coarsen(int32_t n, const int64_t *p, const int32_t *ci, const 
     int64_t *slot = NULL;
     int32_t *scratch = NULL;
     memset(C, 0, sizeof *C);
+    double tq = ildl_wtime(); /* ILDL_SETUP_PROFILE laps */
     slot = ildl_calloc((size_t)nc + 1, sizeof(int64_t));
     scratch = ildl_malloc(sizeof(int32_t) * ((size_t)p[n] + (size_t)nc));
     C->p = ildl_calloc((size_t)nc + 1, sizeof(int64_t));
@@ -274,7 +275,9 @@ static int bgraph_coarsen(int32_t n, const int64_t *p, const int32_t *ci, const 
         slot[g + 1] = deg;
         C->w[g] = (int32_t)wg;
     }
+    ildl_profile_lap(&tq, "  coarsen: alloc+weights");
     for (int32_t g = 0; g < nc; g++) slot[g + 1] += slot[g];
+    ildl_profile_lap(&tq, "  coarsen: prefix");
     /* rows into their slots; lengths at C->p[g + 1] */
 #pragma omp parallel
     {
@@ -292,6 +295,7 @@ static int bgraph_coarsen(int32_t n, const int64_t *p, const int32_t *ci, const 
         st = ILDL_ERR_OUT_OF_MEMORY;
         goto cleanup;
     }
+    ildl_profile_lap(&tq, "  coarsen: rows");
     for (int32_t g = 0; g < nc; g++) C->p[g + 1] += C->p[g];
     C->n = nc;
     C->i = ildl_malloc(sizeof(int32_t) * (size_t)C->p[nc]);
@@ -302,6 +306,7 @@ static int bgraph_coarsen(int32_t n, const int64_t *p, const int32_t *ci, const 
 #pragma omp parallel for schedule(static)
     for (int32_t g = 0; g < nc; g++)
         memcpy(C->i + C->p[g], scratch + slot[g], sizeof(int32_t) * (size_t)(C->p[g + 1] - C->p[g]));
+    ildl_profile_lap(&tq, "  coarsen: pack");
 
 cleanup:
     free(slot);
@@ -560,6 +565,7 @@ int ildl_block_br(const ildl_csr *A, int ordering, const int32_t *pair, int max_
     int32_t n = A->n;
     if (!(decay >= 0.0 && decay <= 1.0) || !pair_valid(n, pair)) return ILDL_ERR_INVALID_OPTION;
     if (max_bs < 2) pair = NULL; /* a pair cannot share a block of one row */
+    double tp = ildl_wtime(); /* ILDL_SETUP_PROFILE laps */
     umap = ildl_malloc(sizeof(int32_t) * (size_t)n);
     gmap = ildl_malloc(sizeof(int32_t) * (size_t)n);
     if (!umap || !gmap || groups_alloc(n, n, &lv[0])) {
@@ -583,8 +589,10 @@ int ildl_block_br(const ildl_csr *A, int ordering, const int32_t *pair, int max_
     }
     lv[0].ng = nv;
     lv[0].head[nv] = nm;
+    ildl_profile_lap(&tp, "  units: alloc+serial");
     st = bgraph_coarsen(n, A->rowptr, A->col, NULL, umap, &lv[0], &G);
     if (st) goto cleanup;
+    ildl_profile_lap(&tp, "BR units graph (n %d)", (int)G.n);
 
     /* Threshold schedule (paper Sec. III-A: start at `threshold`, times decay per level).
      * The threshold is lowered after every level, also after one that merged nothing:
@@ -602,10 +610,12 @@ int ildl_block_br(const ildl_csr *A, int ordering, const int32_t *pair, int max_
         double below = -1.0;
         st = br_group(&G, t, max_bs, br_dense_limit(G.n), gmap, &M, &below);
         if (st) goto cleanup;
+        ildl_profile_lap(&tp, "BR group level %d (n %d -> %d)", level, (int)G.n, (int)M.ng);
         int32_t merged = G.n - M.ng, prev = G.n;
         if (merged > 0) {
             st = bgraph_coarsen(G.n, G.p, G.i, G.w, gmap, &M, &C);
             if (st) goto cleanup;
+            ildl_profile_lap(&tp, "BR coarsen level %d", level);
             bgraph_free(&G);
             G = C;
             memset(&C, 0, sizeof C);
@@ -633,8 +643,10 @@ int ildl_block_br(const ildl_csr *A, int ordering, const int32_t *pair, int max_
     }
     st = ildl_order_graph(G.n, G.p, G.i, ordering, operm, &used, msg, sizeof msg);
     if (st) goto cleanup;
+    ildl_profile_lap(&tp, "BR order (n %d, nnz %lld)", (int)G.n, (long long)G.p[G.n]);
     st = br_expand(n, lv, K, G.n, G.w, operm, out);
     if (!st) out->ordering_used = used;
+    ildl_profile_lap(&tp, "BR expand");
 
 cleanup:
     bgraph_free(&G);

@@ -298,8 +298,10 @@ int ildl_match_maxprod(const ildl_csr *A, int32_t *match, double *logr, double *
     W.mrow = match;
     W.H.c = W.col;
 
+    double tp = ildl_wtime(); /* ILDL_SETUP_PROFILE laps */
     /* column maxima, then costs: c_ij >= 0 with a 0 in every column that has an edge */
     if (column_max_abs(A, lcm)) goto cleanup;
+    ildl_profile_lap(&tp, "match column maxima");
     /* logs per column and per entry in parallel: rows are independent (each thread has its
      * own memo of log, which changes no value) */
 #pragma omp parallel
@@ -323,12 +325,15 @@ int ildl_match_maxprod(const ildl_csr *A, int32_t *match, double *logr, double *
 #pragma omp parallel for schedule(static)
     for (int32_t j = 0; j < n; j++)
         W.col[j] = (colstate){.d = INFINITY, .v = 0.0, .mcol = -1, .pred = 0, .pos = -1, .done = 0};
+    ildl_profile_lap(&tp, "match costs (logs)");
 
     cheap_start(A, cost, W.u, W.touched, W.col, match);
+    ildl_profile_lap(&tp, "match cheap start");
     int32_t unmatched = 0;
     for (int32_t i = 0; i < n; i++)
         if (match[i] < 0 && !augment_from(&W, i)) unmatched++;
     *n_unmatched = unmatched;
+    ildl_profile_lap(&tp, "match shortest paths");
 #pragma omp parallel for schedule(static)
     for (int32_t i = 0; i < n; i++) {
         if (logr) logr[i] = W.u[i];
@@ -507,8 +512,10 @@ int ildl_match_scale(const ildl_csr *A, double *s, int32_t *pair, int32_t *n_unm
     double *lc = ildl_malloc(sizeof(double) * (size_t)n);
     int st = ILDL_ERR_OUT_OF_MEMORY;
     if (!match || !lr || !lc) goto cleanup;
+    double tp = ildl_wtime(); /* ILDL_SETUP_PROFILE laps */
     st = ildl_match_maxprod(A, match, lr, lc, n_unmatched);
     if (st) goto cleanup;
+    ildl_profile_lap(&tp, "match total (maxprod)");
     /* sqrt(r_i c_i) in the log domain: r and c alone may overflow where their product does not */
 #pragma omp parallel for schedule(static)
     for (int32_t i = 0; i < n; i++) {
@@ -516,7 +523,9 @@ int ildl_match_scale(const ildl_csr *A, double *s, int32_t *pair, int32_t *n_unm
         s[i] = (isfinite(t) && t > 0.0) ? t : 1.0;
     }
     lift_and_clip(A, s, lr);
+    ildl_profile_lap(&tp, "match scaling sweeps");
     st = ildl_match_pairs(A, match, s, pair);
+    ildl_profile_lap(&tp, "match pairs");
 
 cleanup:
     free(match); free(lr); free(lc);

@@ -73,6 +73,7 @@ int ildl_order_amd(int32_t n, const int64_t *rowptr, const int32_t *col, int32_t
     int st, rc;
     if (bad_args(n, rowptr, col, perm)) return ILDL_ERR_INTERNAL;
     if (n == 0) return ILDL_SUCCESS;
+    double tp = ildl_wtime(); /* ILDL_SETUP_PROFILE laps */
     st = graph_strip(n, rowptr, col, &G);
     if (st != ILDL_SUCCESS) return st;
     int64_t nz = G.ptr[n];
@@ -85,7 +86,9 @@ int ildl_order_amd(int32_t n, const int64_t *rowptr, const int32_t *col, int32_t
         if (!Ap || !Ai || !P) goto cleanup;
         for (int32_t i = 0; i <= n; i++) Ap[i] = (int)G.ptr[i];
         for (int64_t p = 0; p < nz; p++) Ai[p] = G.adj[p];
+        ildl_profile_lap(&tp, "AMD input (strip, int copy)");
         rc = amd_order(n, Ap, Ai, P, control, NULL);
+        ildl_profile_lap(&tp, "AMD amd_order");
         if (rc == AMD_OK || rc == AMD_OK_BUT_JUMBLED)
             for (int32_t k = 0; k < n; k++) perm[k] = P[k];
     } else {
@@ -95,7 +98,9 @@ int ildl_order_amd(int32_t n, const int64_t *rowptr, const int32_t *col, int32_t
         if (!Lp || !Li || !LP) goto cleanup;
         for (int32_t i = 0; i <= n; i++) Lp[i] = G.ptr[i];
         for (int64_t p = 0; p < nz; p++) Li[p] = G.adj[p];
+        ildl_profile_lap(&tp, "AMD input (strip, long copy)");
         rc = (int)amd_l_order(n, Lp, Li, LP, control, NULL);
+        ildl_profile_lap(&tp, "AMD amd_l_order");
         if (rc == AMD_OK || rc == AMD_OK_BUT_JUMBLED)
             for (int32_t k = 0; k < n; k++) perm[k] = (int32_t)LP[k];
     }
@@ -380,7 +385,9 @@ static int order_auto(int32_t n, const int64_t *rowptr, const int32_t *col, int3
     int32_t *work = ildl_malloc(sizeof(int32_t) * 3 * (size_t)n);
     if (!work) return ILDL_SUCCESS; /* no room to compare: AMD's order stands */
     int32_t *alt = work + 2 * (size_t)n;
+    double tp = ildl_wtime(); /* ILDL_SETUP_PROFILE lap */
     int32_t d_amd = order_depth(n, rowptr, col, perm, work);
+    ildl_profile_lap(&tp, "AUTO depth of AMD's order");
     if ((int64_t)d_amd * 4 >= (int64_t)n * 3) {
         /* METIS is only a possible improvement here: whatever stops it (too large for its
          * index type, its own memory, a library error), AMD's order stands */

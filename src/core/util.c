@@ -32,6 +32,27 @@ void ildl_msg(char *msg, size_t msglen, const char *fmt, ...)
     va_end(ap);
 }
 
+int ildl_profiling(void)
+{
+    /* read each time, not cached: no static state shared by threads, and it is a few calls */
+    const char *v = getenv("ILDL_SETUP_PROFILE");
+    return v != NULL;
+}
+
+void ildl_profile_lap(double *t, const char *fmt, ...)
+{
+    double now = ildl_wtime();
+    if (ildl_profiling()) {
+        char what[128];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(what, sizeof what, fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "ildl profile: %-32s %.4f s\n", what, now - *t);
+    }
+    *t = now;
+}
+
 int ildl_isfinite(double x) { return isfinite(x) ? 1 : 0; }
 
 void *ildl_thread_scratch(size_t bytes, int *oom)

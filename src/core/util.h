@@ -31,6 +31,18 @@ int ildl_set_threads(int t);
 /* Threads an OpenMP parallel region would get here (1 without OpenMP). */
 int ildl_max_threads(void);
 
+/* 1 if the environment variable ILDL_SETUP_PROFILE is set: the analysis then prints the times
+ * of its sub-phases to stderr (a diagnostic; nothing else changes). */
+int ildl_profiling(void);
+
+/* When ildl_profiling(): print "ildl profile: <what> <seconds since *t>" (fmt names what) to
+ * stderr. Always sets *t to now, so consecutive calls time consecutive steps. */
+void ildl_profile_lap(double *t, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 /* 1 if x is finite. */
 int ildl_isfinite(double x);
 
