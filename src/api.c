@@ -182,11 +182,13 @@ static int check_options(const ildl_options *o, char *msg, size_t len)
     return ILDL_SUCCESS;
 }
 
-/* Composite map from factored position to original row: block b's factored row r is
+/* (CPU backend; the CUDA backend builds it on the device, k_build_map)
+ * Composite map from factored position to original row: block b's factored row r is
  * analysed row bstart[b] + piv[bstart[b]+r], which is original row perm[that]. */
 static void build_factored_map(ildl_handle *h)
 {
     const ildl_tiles *T = &h->an.tiles;
+#pragma omp parallel for schedule(dynamic, 256)
     for (int32_t b = 0; b < T->nb; b++)
         for (int32_t k = T->bstart[b]; k < T->bstart[b + 1]; k++) {
             int32_t orig = h->an.blk.perm[T->bstart[b] + T->piv[k]];
@@ -347,7 +349,9 @@ static int factor_impl(ildl_handle *h, const double *values)
     }
     h->factored = 0;
     ildl_tiles *T = &h->an.tiles;
+    double t_load = ildl_wtime();
     ildl_tiles_load_values(T, h->user_values, h->an.scale);
+    t_load = ildl_wtime() - t_load;
     ildl_factor_params fp = {
         .pivoting = h->opt.pivoting,
         .drop_tol = h->opt.drop_tol,
@@ -360,6 +364,9 @@ static int factor_impl(ildl_handle *h, const double *values)
     ildl_factor_stats fs;
     memset(&fs, 0, sizeof fs);
     if (h->backend == ILDL_BACKEND_CUDA) {
+        /* the device builds the map from factored positions to the user's rows itself */
+        st = ildl_cuda_set_map(h->cuda, h->an.blk.perm, h->an.scale);
+        if (st) return fail(h, st, "CUDA upload of the permutation failed");
         st = ildl_cuda_factor(h->cuda, T, &fp, &fs, h->err, sizeof h->err);
         if (st) return fail(h, st, "CUDA factorization failed: %s", h->err);
     } else {
@@ -379,11 +386,7 @@ static int factor_impl(ildl_handle *h, const double *values)
             T->d_off[k] = (double)(float)T->d_off[k];
         }
     }
-    build_factored_map(h);
-    if (h->cuda) {
-        st = ildl_cuda_set_map(h->cuda, h->q, h->qs);
-        if (st) return fail(h, st, "CUDA upload of the permutation failed");
-    }
+    if (!h->cuda) build_factored_map(h);
     ildl_info *I = &h->info;
     I->factor_nnz = fs.factor_nnz;
     int64_t nnz_upper = (h->A.rowptr[h->A.n] + h->A.n) / 2;
@@ -395,6 +398,9 @@ static int factor_impl(ildl_handle *h, const double *values)
     I->inertia_zero = fs.inertia_zero;
     I->factor_seconds = ildl_wtime() - t0;
     h->factored = 1;
+    if (h->cuda)
+        logline(h, 2, "factor phases (s): load %.4f upload %.4f device %.4f statistics %.4f", t_load,
+                fs.t_upload, fs.t_device, fs.t_download);
     logline(h, 1, "factor: nnz(U)+nnz(D)=%lld fill=%.2f 2x2=%d perturbed=%d inertia=(%d,%d,%d) (%.3f s)",
             (long long)fs.factor_nnz, I->fill, fs.n2x2, fs.nperturbed, fs.inertia_pos,
             fs.inertia_neg, fs.inertia_zero, I->factor_seconds);

@@ -331,6 +331,9 @@ cleanup:
 void ildl_tiles_load_values(ildl_tiles *T, const double *values, const double *s)
 {
     int64_t na = T->a_ptr[T->ntiles];
+    /* every refactorization passes here; each entry is written once, so any thread count
+     * gives the same bits */
+#pragma omp parallel for schedule(static)
     for (int64_t k = 0; k < na; k++) {
         double v = values[T->a_src[k]];
         T->a_val[k] = s ? s[T->a_srow[k]] * v * s[T->a_scol[k]] : v;

@@ -418,6 +418,7 @@ void ildl_factor_final_stats(const ildl_tiles *T, ildl_factor_stats *st)
     st->n2x2 = n2;
     int64_t nnz = (int64_t)T->n + st->n2x2;
     st->inertia_pos = st->inertia_neg = st->inertia_zero = 0;
+#pragma omp parallel for schedule(static) reduction(+ : nnz)
     for (int64_t t = 0; t < T->ntiles; t++) {
         int64_t mi = ildl_tiles_block_size(T, T->row[t]);
         nnz += (T->col[t] == T->row[t]) ? mi * (mi - 1) / 2 : T->nnz[t];

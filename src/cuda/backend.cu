@@ -3,6 +3,7 @@
  * user's ordering, and SQMR with device-side operators. Every CUDA call is checked; failures
  * become ILDL_ERR_DEVICE / ILDL_ERR_OUT_OF_MEMORY with a message, never an abort. */
 #include <stdlib.h>
+#include <cub/block/block_reduce.cuh>
 #include <string.h>
 #include "cuda/context.cuh"
 extern "C" {
@@ -69,11 +70,16 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
                     (void *)c->d_w, (void *)c->d_r, (void *)c->d_z, (void *)c->d_arow,
                     (void *)c->d_acol, (void *)c->d_aval, (void *)c->d_done_f,
                     (void *)c->d_done_b, (void *)c->d_epoch, (void *)c->d_tickets, (void *)c->T.val32, (void *)c->d_tile_rr,
-                    (void *)c->d_tile_s};
+                    (void *)c->d_tile_s, (void *)c->d_slot_size, (void *)c->d_perm, (void *)c->d_scale,
+                    (void *)c->d_totals};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++)
         if (ptrs[k]) cudaFree(ptrs[k]);
     for (int k = 0; k < 4; k++)
         if (c->ev[k]) cudaEventDestroy(c->ev[k]);
+    if (c->ev_fork) cudaEventDestroy(c->ev_fork);
+    if (c->ev_join) cudaEventDestroy(c->ev_join);
+    for (int k = 0; k < 2; k++)
+        if (c->fstream[k]) cudaStreamDestroy(c->fstream[k]);
     free(c->chunk_r0);
     free(c->chunk_n);
     free(c->chunk_slots);
@@ -238,6 +244,21 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
             free(cd);
             CU(e);
         }
+        {
+            /* the leftover scan's static view of every storage slot (factor.cu, slot_get) */
+            int64_t *ss = (int64_t *)malloc(sizeof(int64_t) * ((size_t)T->ntiles + 1));
+            if (!ss) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
+            for (int64_t g = 0; g < T->ntiles; g++) {
+                int64_t t = T->tile_order[g];
+                int32_t i = T->row[t];
+                int sparse = t != T->row_ptr[i] && T->format[t] == ILDL_TILE_SPARSE;
+                ss[g] = sparse ? -T->cap[t] - 1
+                               : (int64_t)ildl_tiles_block_size(T, i) * ildl_tiles_block_size(T, T->col[t]);
+            }
+            cudaError_t e = upload(&c->d_slot_size, ss, (size_t)T->ntiles, B);
+            free(ss);
+            CU(e);
+        }
         CU(upload((int32_t **)&D.level_rows, T->level_rows, (size_t)T->nb, B));
         CU(upload((int64_t **)&D.a_ptr, T->a_ptr, (size_t)T->ntiles + 1, B));
         CU(upload((uint16_t **)&D.a_idx, T->a_idx, (size_t)na, B));
@@ -284,6 +305,9 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         memcpy(c->level_ptr, T->level_ptr, sizeof(int32_t) * ((size_t)T->nlevels + 1));
         c->nb = T->nb;
         CU(factor_configure());
+        for (int k = 0; k < 2; k++) CU(cudaStreamCreateWithFlags(&c->fstream[k], cudaStreamNonBlocking));
+        CU(cudaEventCreateWithFlags(&c->ev_fork, cudaEventDisableTiming));
+        CU(cudaEventCreateWithFlags(&c->ev_join, cudaEventDisableTiming));
         if (getenv("ILDL_CUDA_PROFILE")) {
             for (int k = 0; k < 4; k++) CU(cudaEventCreate(&c->ev[k]));
             c->prof_solve = 1;
@@ -295,6 +319,9 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         c->n = T->n;
         CU(alloc(&c->d_q, (size_t)T->n, B));
         CU(alloc(&c->d_qs, (size_t)T->n, B));
+        CU(alloc(&c->d_perm, (size_t)T->n, B));
+        CU(alloc(&c->d_scale, (size_t)T->n, B));
+        CU(alloc(&c->d_totals, 1, B));
         CU(alloc(&c->d_w, (size_t)T->n, B));
         CU(alloc(&c->d_r, (size_t)T->n, B));
         CU(alloc(&c->d_z, (size_t)T->n, B));
@@ -318,6 +345,74 @@ cleanup:
     return ILDL_SUCCESS;
 }
 
+/* What a factorization reports, summed on the device (the host T keeps no copy of D). */
+struct factor_totals {
+    unsigned long long nnz;
+    unsigned long long n2x2, pos, neg, zero;
+};
+
+#define STATS_THREADS 256
+typedef cub::BlockReduce<unsigned long long, STATS_THREADS> stats_reduce_t;
+
+/* The statistics of ildl_factor_final_stats (src/cpu/factor.c) in parallel: a row whose
+ * predecessor opens a 2x2 pivot is that pivot's second row (a factor never has two 2x2 openings
+ * in a row), the classification is the reference's, and integer sums do not depend on the
+ * order. */
+__global__ void __launch_bounds__(STATS_THREADS) k_factor_stats(dev_tiles T, factor_totals *out)
+{
+    __shared__ typename stats_reduce_t::TempStorage tmp;
+    unsigned long long v[5] = {0, 0, 0, 0, 0}; /* nnz, n2x2, pos, neg, zero */
+    int64_t stride = (int64_t)gridDim.x * blockDim.x, g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    for (int64_t t = g; t < T.ntiles; t += stride) {
+        int32_t i = T.row[t];
+        int64_t mi = dev_bsize(T, i);
+        v[0] += T.col[t] == i ? (unsigned long long)(mi * (mi - 1) / 2) : (unsigned long long)T.nnz[t];
+    }
+    for (int64_t k = g; k < T.n; k += stride) {
+        int8_t ty = T.piv_type[k];
+        double a = T.d_diag[k];
+        v[1] += ty == 2;
+        if (ty == 2 && k + 1 < T.n) {
+            double b = T.d_off[k], c = T.d_diag[k + 1];
+            double det = a * c - b * b, tr = a + c;
+            if (det < 0.0) {
+                v[2]++;
+                v[3]++;
+            } else {
+                int other = tr > 0.0 ? 2 : (tr < 0.0 ? 3 : 4);
+                v[other]++;
+                if (det > 0.0) v[other]++;
+                else v[4]++;
+            }
+        } else if (k > 0 && T.piv_type[k - 1] == 2) {
+            /* second row of the pivot above */
+        } else if (a > 0.0) {
+            v[2]++;
+        } else if (a < 0.0) {
+            v[3]++;
+        } else {
+            v[4]++;
+        }
+    }
+    for (int q = 0; q < 5; q++) {
+        unsigned long long sum = stats_reduce_t(tmp).Sum(v[q]);
+        __syncthreads();
+        if (threadIdx.x == 0 && sum) atomicAdd(&((unsigned long long *)out)[q], sum);
+    }
+}
+
+/* Factored position -> user row and its scale: block b's factored row r is analysed row
+ * bstart[b] + piv[r] (build_factored_map in src/api.c, for the CPU backend). One warp per block. */
+__global__ void k_build_map(dev_tiles T, const int32_t *perm, const double *scale, int32_t *q, double *qs)
+{
+    int32_t b = blockIdx.x, k = T.bstart[b] + threadIdx.x;
+    if (k < T.bstart[b + 1]) {
+        int32_t orig = perm[T.bstart[b] + T.piv[k]];
+        q[k] = orig;
+        qs[k] = scale[orig];
+    }
+}
+
 extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_factor_params *p,
                                 ildl_factor_stats *st, char *msg, size_t msglen)
 {
@@ -327,38 +422,56 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     factor_params_d prm;
     c->factored = 0;
     g_cuda_msg[0] = 0;
+    double t0 = ildl_wtime(), t1, t2;
     CU(cudaSetDevice(c->device));
-    CU(cudaMemcpy(c->T.a_val, T->a_val, sizeof(double) * (size_t)T->a_ptr[T->ntiles],
-                  cudaMemcpyHostToDevice));
-    if (p->pair_hint && !c->d_pair_hint) CU(upload(&c->d_pair_hint, p->pair_hint, (size_t)T->n, &c->bytes));
-    else if (p->pair_hint) CU(cudaMemcpy(c->d_pair_hint, p->pair_hint, (size_t)T->n, cudaMemcpyHostToDevice));
-    CU(cudaMemcpy(c->d_state, &hs, sizeof hs, cudaMemcpyHostToDevice));
+    /* everything of the factorization is ordered on its stream fstream[0] (factor_run) */
+    CU(cudaMemcpyAsync(c->T.a_val, T->a_val, sizeof(double) * (size_t)T->a_ptr[T->ntiles],
+                       cudaMemcpyHostToDevice, c->fstream[0]));
+    if (p->pair_hint && !c->d_pair_hint) CU(alloc(&c->d_pair_hint, (size_t)T->n, &c->bytes));
+    if (p->pair_hint)
+        CU(cudaMemcpyAsync(c->d_pair_hint, p->pair_hint, (size_t)T->n, cudaMemcpyHostToDevice, c->fstream[0]));
+    CU(cudaMemcpyAsync(c->d_state, &hs, sizeof hs, cudaMemcpyHostToDevice, c->fstream[0]));
     prm.pivoting = p->pivoting;
     prm.drop_tol = p->drop_tol;
     prm.pivot_tol = p->pivot_tol;
     prm.perturb = p->perturb;
     prm.pair_hint = p->pair_hint ? c->d_pair_hint : NULL;
+    t1 = ildl_wtime();
     status = factor_run(c, prm, p->leftover);
     if (status) goto cleanup;
-    CU(cudaMemcpy(&hs, c->d_state, sizeof hs, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpyAsync(&hs, c->d_state, sizeof hs, cudaMemcpyDeviceToHost, c->fstream[0]));
+    CU(cudaStreamSynchronize(c->fstream[0])); /* the legacy-stream copies below do not wait for it */
+    t2 = ildl_wtime();
     if (hs.err) {
         status = hs.err;
         snprintf(g_cuda_msg, sizeof g_cuda_msg, "device factorization reported internal error %d", hs.err);
         goto cleanup;
     }
-    CU(cudaMemcpy(T->piv, c->T.piv, sizeof(int32_t) * (size_t)T->n, cudaMemcpyDeviceToHost));
-    CU(cudaMemcpy(T->d_diag, c->T.d_diag, sizeof(double) * (size_t)T->n, cudaMemcpyDeviceToHost));
-    CU(cudaMemcpy(T->d_off, c->T.d_off, sizeof(double) * (size_t)T->n, cudaMemcpyDeviceToHost));
-    CU(cudaMemcpy(T->piv_type, c->T.piv_type, (size_t)T->n, cudaMemcpyDeviceToHost));
-    CU(cudaMemcpy(T->off, c->T.off, sizeof(int64_t) * (size_t)T->ntiles, cudaMemcpyDeviceToHost));
-    CU(cudaMemcpy(T->nnz, c->T.nnz, sizeof(int64_t) * (size_t)T->ntiles, cudaMemcpyDeviceToHost));
+    if (c->have_map) {
+        k_build_map<<<c->nb, 32, 0, c->fstream[0]>>>(c->T, c->d_perm, c->d_scale, c->d_q, c->d_qs);
+        CU_LAUNCH();
+    }
     if (st) {
+        factor_totals tot;
+        int grid = 4 * c->sm_count;
+        CU(cudaMemsetAsync(c->d_totals, 0, sizeof tot, c->fstream[0]));
+        k_factor_stats<<<grid, STATS_THREADS, 0, c->fstream[0]>>>(c->T, c->d_totals);
+        CU_LAUNCH();
+        CU(cudaMemcpyAsync(&tot, c->d_totals, sizeof tot, cudaMemcpyDeviceToHost, c->fstream[0]));
+        CU(cudaStreamSynchronize(c->fstream[0]));
         memset(st, 0, sizeof *st);
-        st->n2x2 = hs.n2x2;
         st->nperturbed = hs.nperturbed;
         st->leftover_granted = hs.granted;
-        ildl_factor_final_stats(T, st);
+        st->n2x2 = (int32_t)tot.n2x2;
+        st->factor_nnz = (int64_t)(T->n + tot.n2x2 + tot.nnz);
+        st->inertia_pos = (int32_t)tot.pos;
+        st->inertia_neg = (int32_t)tot.neg;
+        st->inertia_zero = (int32_t)tot.zero;
+        st->t_upload = t1 - t0;
+        st->t_device = t2 - t1;
+        st->t_download = ildl_wtime() - t2;
     }
+    CU(cudaStreamSynchronize(c->fstream[0]));
     c->factored = 1;
 cleanup:
     if (status) ildl_msg(msg, msglen, "%s", g_cuda_msg[0] ? g_cuda_msg : ildl_strerror(status));
@@ -417,17 +530,25 @@ extern "C" int ildl_cuda_download_factor(ildl_cuda_ctx *c, ildl_tiles *T)
     else
         CU(cudaMemcpy(T->val, c->T.val, sizeof(double) * (size_t)T->total_cap, cudaMemcpyDeviceToHost));
     CU(cudaMemcpy(T->idx, c->T.idx, sizeof(uint16_t) * (size_t)T->total_cap, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(T->piv, c->T.piv, sizeof(int32_t) * (size_t)T->n, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(T->d_diag, c->T.d_diag, sizeof(double) * (size_t)T->n, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(T->d_off, c->T.d_off, sizeof(double) * (size_t)T->n, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(T->piv_type, c->T.piv_type, (size_t)T->n, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(T->off, c->T.off, sizeof(int64_t) * (size_t)T->ntiles, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(T->nnz, c->T.nnz, sizeof(int64_t) * (size_t)T->ntiles, cudaMemcpyDeviceToHost));
     T->diag_inverted = 1; /* the device factor is prepared for the solves */
 cleanup:
     return status;
 }
 
-extern "C" int ildl_cuda_set_map(ildl_cuda_ctx *c, const int32_t *q, const double *qs)
+extern "C" int ildl_cuda_set_map(ildl_cuda_ctx *c, const int32_t *perm, const double *scale)
 {
     int status = ILDL_SUCCESS;
     CU(cudaSetDevice(c->device));
-    CU(cudaMemcpy(c->d_q, q, sizeof(int32_t) * (size_t)c->n, cudaMemcpyHostToDevice));
-    CU(cudaMemcpy(c->d_qs, qs, sizeof(double) * (size_t)c->n, cudaMemcpyHostToDevice));
+    /* ordered before the factorization that reads them, on its stream */
+    CU(cudaMemcpyAsync(c->d_perm, perm, sizeof(int32_t) * (size_t)c->n, cudaMemcpyHostToDevice, c->fstream[0]));
+    CU(cudaMemcpyAsync(c->d_scale, scale, sizeof(double) * (size_t)c->n, cudaMemcpyHostToDevice, c->fstream[0]));
+    c->have_map = 1;
 cleanup:
     return status;
 }

@@ -16,6 +16,8 @@ struct ildl_cuda_ctx {
     int32_t *d_rowbase;    /* [nb] offset of each row's tiles inside its chunk (level_rows order) */
     int64_t *chunk_toff;   /* [nchunks+1] first entry of each chunk in the off-diagonal tile list */
     int64_t *chunk_slots;  /* [nchunks] tiles (all, in storage order) of each chunk */
+    int64_t *d_slot_size;  /* [ntiles] per storage slot: the stored size of a dense tile (>= 0),
+                              or -(capacity + 1) for a sparse off-diagonal one (factor.cu) */
     int32_t *d_tile_rr, *d_tile_s; /* off-diagonal tiles of each chunk: (row in chunk, slot) */
     int64_t budget;        /* in-flight tiles */
     double *d_inflight;    /* float in precision single (half of it used) */
@@ -23,12 +25,18 @@ struct ildl_cuda_ctx {
     dense_res *d_res;
     double *d_rownorm;     /* float in precision single */
     factor_state *d_state;
+    cudaStream_t fstream[2]; /* the factorization's streams (non-blocking): 0 main, 1 the pulls */
+    cudaEvent_t ev_fork, ev_join; /* per chunk: s1 after s0's earlier work; s0 after the pulls */
     int8_t *d_pair_hint;
     /* solve */
     int32_t nlevels;
     int32_t *level_ptr;    /* host copy */
     int32_t *d_q;
     double *d_qs;
+    int32_t *d_perm;       /* analysed position -> user row (ildl_cuda_set_map) */
+    double *d_scale;       /* per user row */
+    int have_map;          /* d_perm and d_scale hold the analysis: factorizations build d_q, d_qs */
+    struct factor_totals *d_totals; /* statistics of the last factorization (backend.cu) */
     double *d_w, *d_r, *d_z; /* [n] work vectors */
     /* A for SpMV (user ordering) */
     int32_t n;

@@ -23,8 +23,9 @@ int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id, ildl
                      char *msg, size_t msglen);
 
 /* Factor on the device from T->a_val (host, loaded), then invert the diagonal tiles for the
- * solves (tiles.h). Copies back into the host T what the host side needs for maps and
- * statistics: piv, d_diag, d_off, piv_type, off, nnz (not val/idx).
+ * solves (tiles.h), and, once ildl_cuda_set_map was called, build the map from factored
+ * positions to the user's rows. The statistics (inertia, nnz, 2x2 count) are computed on the
+ * device; the host T's factor arrays are left as they were (ildl_cuda_download_factor).
  * Returns ILDL_SUCCESS, ILDL_ERR_DEVICE, ILDL_ERR_OUT_OF_MEMORY or ILDL_ERR_INTERNAL. */
 int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_factor_params *p,
                      ildl_factor_stats *st, char *msg, size_t msglen);
@@ -36,13 +37,16 @@ int ildl_cuda_set_mixed(ildl_cuda_ctx *c);
 /* After a factorization: fill the single-precision copy of U and round D to single. */
 int ildl_cuda_round_single(ildl_cuda_ctx *c);
 
-/* Copy the factor values and indices into the host T too (for comparisons): val, or val32 in
- * precision single (ILDL_ERR_SIZE_MISMATCH when T holds the other precision). The diagonal
- * tiles come inverted, as the device factorization leaves them (T->diag_inverted = 1). */
+/* Copy the factor into the host T too (for comparisons): val, or val32 in precision single
+ * (ILDL_ERR_SIZE_MISMATCH when T holds the other precision), idx, off, nnz, piv, piv_type,
+ * d_diag, d_off. The diagonal tiles come inverted, as the device factorization leaves them
+ * (T->diag_inverted = 1). */
 int ildl_cuda_download_factor(ildl_cuda_ctx *c, ildl_tiles *T);
 
-/* Install the map from factored positions to the user's rows: q[n], qs[n] (scale). */
-int ildl_cuda_set_map(ildl_cuda_ctx *c, const int32_t *q, const double *qs);
+/* Install the analysis' row order and scaling (perm[n]: analysed position -> user row,
+ * scale[n] per user row) before a factorization, which turns them into the map from factored
+ * positions (after pivoting) to the user's rows that the solves use. */
+int ildl_cuda_set_map(ildl_cuda_ctx *c, const int32_t *perm, const double *scale);
 
 /* x <- (U^T D U)^{-1} x for a host vector in factored order (test hook). */
 int ildl_cuda_solve_factored(ildl_cuda_ctx *c, double *x);

@@ -3,7 +3,9 @@
  * (src/cpu/factor.c), with the same floating-point order, so factors agree with the CPU:
  *   k_phase_a_diag     one 32x32-thread block per block row: pull updates into the diagonal
  *                      tile and factor it (none/BK/Rook);
- *   k_phase_a_offdiag  one block per off-diagonal tile: pull updates, permute, solve;
+ *   k_phase_a_pull     one block per off-diagonal tile: pull its updates (beside the diagonal
+ *                      kernel, on a second stream);
+ *   k_phase_a_solve    one warp per off-diagonal tile: permute rows, solve with U_ii and D_i;
  *   k_phase_a_drop     one block per block row: row norms, tau-dropping and counting;
  *   k_phase_b  one block: deterministic leftover grants and storage offsets (prefix sums in
  *              storage order), or k_phase_b_atomic: the paper's racing protocol (option);
@@ -11,6 +13,7 @@
  * and after all levels k_invert_diagonal: every diagonal tile U_ii becomes U_ii^{-1} (solves).
  * The phase-A and phase-C kernels are templates on the value type R: double, or float for
  * precision single (the CPU reference's single build, every operation in float). */
+#include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include "cuda/context.cuh"
 extern "C" {
@@ -20,8 +23,8 @@ extern "C" {
 #include "cuda/dense_none.cuh"
 #include "cuda/dense_rook.cuh"
 
-/* Dynamic shared memory of k_phase_a_offdiag: 8 tiles (above the default 48 KiB for double). */
-template <typename R> constexpr size_t offdiag_smem_bytes() { return (size_t)8 * TILE * sizeof(R); }
+/* Dynamic shared memory of k_phase_a_pull: 7 tiles (above the default 48 KiB for double). */
+template <typename R> constexpr size_t pull_smem_bytes() { return (size_t)7 * TILE * sizeof(R); }
 
 /* ------------------------------------------------------------ tile helpers (block-wide) */
 
@@ -295,36 +298,28 @@ __global__ void __launch_bounds__(1024) k_phase_a_diag(dev_tiles T, factor_param
     }
 }
 
-/* A2, one block per off-diagonal tile of the chunk: updates from the rows k < i present in
- * block columns i and j, rows into pivot order, U_ij = D_i^-1 U_ii^-T B. */
+/* A2, one block per off-diagonal tile of the chunk: B_ij = A_ij minus the updates from the
+ * rows k < i present in block columns i and j, written to the tile's in-flight slot. It does not
+ * read row i's diagonal factor, so it runs beside k_phase_a_diag (factor_chunks: two streams);
+ * k_phase_a_solve then finishes the tile. */
 /* (two blocks per SM: the register cap costs a few spilled bytes and gains 10-20%, perf-notes §13) */
 template <typename R>
-__global__ void __launch_bounds__(1024, 2) k_phase_a_offdiag(dev_tiles T, const int32_t *rows,
-                                                          const int32_t *rowbase, const int32_t *tile_rr,
-                                                          const int32_t *tile_s, R *inflight,
-                                                          const dense_res *res_in)
+__global__ void __launch_bounds__(1024, 2) k_phase_a_pull(dev_tiles T, const int32_t *rows,
+                                                       const int32_t *rowbase, const int32_t *tile_rr,
+                                                       const int32_t *tile_s, R *inflight)
 {
-    extern __shared__ __align__(16) unsigned char smem_od_raw[]; /* offdiag_smem_bytes<R>(): W, sB and two updates' tiles */
+    extern __shared__ __align__(16) unsigned char smem_od_raw[]; /* pull_smem_bytes<R>(): sB and two updates' tiles */
     R *smem_od = reinterpret_cast<R *>(smem_od_raw);
-    __shared__ dense_res res;
-    R *W = smem_od, *sB = smem_od + TILE, *up[6];
-    for (int k = 0; k < 6; k++) up[k] = smem_od + (2 + k) * TILE;
-    int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
+    R *sB = smem_od, *up[6];
+    for (int k = 0; k < 6; k++) up[k] = smem_od + (1 + k) * TILE;
+    int tid = threadIdx.y * LD + threadIdx.x;
     int32_t rr = tile_rr[blockIdx.x], s = tile_s[blockIdx.x];
     int32_t i = rows[rr];
     int mi = dev_bsize(T, i);
     int64_t t = T.row_ptr[i] + s;
     int32_t j = T.col[t];
     int mj = dev_bsize(T, j);
-    R *slot = inflight + (int64_t)rowbase[rr] * TILE;
-    W[tid] = slot[tid];
-    if (tid < LD) {
-        res.perm[tid] = res_in[rr].perm[tid];
-        res.d_diag[tid] = res_in[rr].d_diag[tid];
-        res.d_off[tid] = res_in[rr].d_off[tid];
-        res.type[tid] = res_in[rr].type[tid];
-    }
-    d_zero_tile(sB); /* also makes W and res visible */
+    d_zero_tile(sB);
     d_load_a(T, t, false, sB);
     int64_t qi = T.col_ptr[i], ei = T.col_ptr[i + 1];
     int64_t qj = T.col_ptr[j], ej = T.col_ptr[j + 1];
@@ -340,33 +335,71 @@ __global__ void __launch_bounds__(1024, 2) k_phase_a_offdiag(dev_tiles T, const 
         d_pull_fetch(T, ti, tj, mi, mj, &f2);
         d_pull_commit2(f1, f2, mi, mj, sB, up, false);
     }
-    /* rows into pivot order */
-    R v = 0.0;
-    if (ty < mi && tx < mj) v = sB[res.perm[ty] * LD + tx];
-    __syncthreads();
-    if (ty < mi && tx < mj) sB[ty * LD + tx] = v;
-    __syncthreads();
-    /* U^T forward substitution: once row q is final, every later row r takes its term
-     * q at once (thread (r, c)); each entry still subtracts its terms in q ascending, the
-     * order of ildl_dense_solve_offdiag, in mi barrier steps instead of one thread per column
-     * running mi^2/2 dependent steps. */
-    for (int q = 0; q + 1 < mi; q++) {
-        if (ty > q && ty < mi && tx < mj) sB[ty * LD + tx] -= W[q * LD + ty] * sB[q * LD + tx];
-        __syncthreads();
+    inflight[((int64_t)rowbase[rr] + s) * TILE + tid] = sB[tid];
+}
+
+/* Off-diagonal tiles finished per warp (k_phase_a_solve). */
+#define SOLVE_TILE_WARPS 8
+
+/* A2', one warp per off-diagonal tile, after k_phase_a_diag and k_phase_a_pull: rows of B into
+ * pivot order, then U_ij = D_i^-1 U_ii^-T B. Lane c keeps column c in registers; every entry
+ * subtracts its terms q ascending and is divided as in ildl_dense_solve_offdiag, so the bits are
+ * the reference's. Row q of U_ii is read once per lane and handed out by shuffles. */
+template <typename R>
+__global__ void __launch_bounds__(32 * SOLVE_TILE_WARPS) k_phase_a_solve(dev_tiles T, const int32_t *rows,
+                                                                       const int32_t *rowbase,
+                                                                       const int32_t *tile_rr, const int32_t *tile_s,
+                                                                       int64_t nofd, R *inflight,
+                                                                       const dense_res *res_in)
+{
+    int lane = threadIdx.x;
+    int64_t e = (int64_t)blockIdx.x * SOLVE_TILE_WARPS + threadIdx.y;
+    if (e >= nofd) return; /* whole warps */
+    int32_t rr = tile_rr[e], s = tile_s[e];
+    int32_t i = rows[rr];
+    int mi = dev_bsize(T, i);
+    int mj = dev_bsize(T, T.col[T.row_ptr[i] + s]);
+    const R *W = inflight + (int64_t)rowbase[rr] * TILE; /* U_ii, written by k_phase_a_diag */
+    R *B = inflight + ((int64_t)rowbase[rr] + s) * TILE;
+    const dense_res &res = res_in[rr];
+    int myperm = lane < mi ? res.perm[lane] : 0;
+    R b[LD];
+#pragma unroll
+    for (int r = 0; r < LD; r++) {
+        int pr = __shfl_sync(0xffffffffu, myperm, r);
+        b[r] = (r < mi && lane < mj) ? B[pr * LD + lane] : (R)0;
     }
-    if (ty < mi && tx < mj) {
-        if (res.type[ty] == 1) {
-            sB[ty * LD + tx] /= (R)res.d_diag[ty];
-        } else if (res.type[ty] == 2) {
-            R da = res.d_diag[ty], db = res.d_off[ty], dc = res.d_diag[ty + 1];
-            R det = da * dc - db * db;
-            R x = sB[ty * LD + tx], y = sB[(ty + 1) * LD + tx];
-            sB[ty * LD + tx] = (dc * x - db * y) / det;
-            sB[(ty + 1) * LD + tx] = (da * y - db * x) / det;
+    /* U^T forward substitution: b[r] -= U_ii(q, r) b[q], q ascending */
+#pragma unroll
+    for (int q = 0; q + 1 < LD; q++) {
+        if (q + 1 >= mi) break; /* uniform */
+        R wq = W[q * LD + lane]; /* row q of U_ii: lane r holds U_ii(q, r) */
+        R bq = b[q];
+#pragma unroll
+        for (int r = q + 1; r < LD; r++) {
+            R w = __shfl_sync(0xffffffffu, wq, r);
+            if (r < mi) b[r] -= w * bq;
         }
     }
-    __syncthreads();
-    slot[(int64_t)s * TILE + tid] = sB[tid];
+#pragma unroll
+    for (int r = 0; r < LD; r++) {
+        if (r >= mi) break;
+        int8_t ty = res.type[r];
+        if (ty == 1) {
+            b[r] /= (R)res.d_diag[r];
+        } else if (ty == 2 && r + 1 < LD) {
+            R da = res.d_diag[r], db = res.d_off[r], dc = res.d_diag[r + 1];
+            R det = da * dc - db * db;
+            R x = b[r], y = b[r + 1];
+            b[r] = (dc * x - db * y) / det;
+            b[r + 1] = (da * y - db * x) / det;
+        }
+    }
+    if (lane < mj) {
+#pragma unroll
+        for (int r = 0; r < LD; r++)
+            if (r < mi) B[r * LD + lane] = b[r];
+    }
 }
 
 /* A3, one block per block row: row norms over the whole block row in the reference's order,
@@ -424,77 +457,67 @@ __global__ void __launch_bounds__(1024) k_phase_a_drop(dev_tiles T, factor_param
 
 /* ------------------------------------------------------------ phase B */
 
-/* Chunk tile f (row slot order, which is storage order) -> its row rr in the chunk. */
-__device__ __forceinline__ int32_t slot_row(const int32_t *rowbase, int32_t nrows, int64_t f)
-{
-    int32_t lo = 0, hi = nrows; /* last rr with rowbase[rr] <= f */
-    while (hi - lo > 1) {
-        int32_t m = (lo + hi) / 2;
-        if (rowbase[m] <= f) lo = m;
-        else hi = m;
-    }
-    return lo;
-}
-
-/* What tile f of the chunk needs: its tile index, stored size if dense, capacity and whether
- * it competes for leftover (a sparse off-diagonal tile). */
+/* What storage slot g needs, from the static slot table (ildl_cuda_create): a dense tile
+ * stores its m_i x m_j entries; a sparse off-diagonal tile stores what it keeps, up to its
+ * capacity plus a leftover grant. Reading one table entry replaces a binary search over the
+ * chunk's rows and five dependent loads per slot. */
 struct slot_info {
-    int64_t t, dense, cap, need;
+    int64_t dense, cap;
     bool sparse;
 };
 
-__device__ __forceinline__ slot_info slot_get(const dev_tiles &T, const int32_t *rows, const int32_t *rowbase,
-                                              int32_t nrows, const int64_t *need, int64_t f)
+__device__ __forceinline__ slot_info slot_get(const int64_t *slot_size, int64_t g)
 {
     slot_info x;
-    int32_t rr = slot_row(rowbase, nrows, f), i = rows[rr];
-    int64_t s = f - rowbase[rr];
-    x.t = T.row_ptr[i] + s;
-    x.dense = (int64_t)dev_bsize(T, i) * dev_bsize(T, T.col[x.t]);
-    x.sparse = s > 0 && T.format[x.t] == ILDL_TILE_SPARSE;
-    x.cap = T.cap[x.t];
-    x.need = need[f];
+    int64_t v = slot_size[g];
+    x.sparse = v < 0;
+    x.cap = x.sparse ? -v - 1 : 0;
+    x.dense = x.sparse ? 0 : v;
     return x;
 }
 
 #define SCAN_THREADS 1024
 typedef cub::BlockScan<long long, SCAN_THREADS> scan_t;
+typedef cub::BlockReduce<long long, SCAN_THREADS> reduce_t;
 
 /* Leftover grants and storage offsets for the nslots tiles of one chunk, deterministic: the
  * reference's sequential rule (src/cpu/factor.c: in storage order, a sparse tile over its
  * capacity gets min(excess, leftover left)) computed with two block-wide prefix sums. The
  * grants before tile f add up to min(E_f, L0), E_f the excesses before f and L0 the leftover
- * at the chunk's start, so tile f gets clamp(L0 - E_f, 0, excess_f). One block. */
-__global__ void __launch_bounds__(SCAN_THREADS) k_phase_b(dev_tiles T, const int32_t *rows, int32_t nrows,
-                                                          const int32_t *rowbase, int64_t nslots,
-                                                          const int64_t *need, const dense_res *res,
-                                                          factor_state *st, int end_of_level)
+ * at the chunk's start, so tile f gets clamp(L0 - E_f, 0, excess_f). One block; the counts
+ * are integer sums, so reducing them in any order is exact. */
+__global__ void __launch_bounds__(SCAN_THREADS) k_phase_b(dev_tiles T, int32_t nrows, int64_t nslots,
+                                                          const int64_t *slot_size, const int64_t *need,
+                                                          const dense_res *res, factor_state *st,
+                                                          int end_of_level)
 {
-    __shared__ typename scan_t::TempStorage tmp;
+    __shared__ union {
+        typename scan_t::TempStorage scan;
+        typename reduce_t::TempStorage reduce;
+    } tmp;
     __shared__ factor_state S;
-    __shared__ unsigned long long granted_sum, credit_sum;
-    __shared__ int n2x2, npert, bad;
     int tid = threadIdx.x;
-    if (tid == 0) {
-        S = *st;
-        granted_sum = credit_sum = 0;
-        n2x2 = npert = bad = 0;
-    }
+    if (tid == 0) S = *st;
     __syncthreads();
     if (S.err) return; /* uniform */
+    long long n2x2 = 0, npert = 0, granted_sum = 0, credit_sum = 0;
     for (int32_t rr = tid; rr < nrows; rr += SCAN_THREADS) {
-        atomicAdd(&n2x2, res[rr].n2x2); /* integer sums: the order does not matter */
-        atomicAdd(&npert, res[rr].nperturbed);
+        n2x2 += res[rr].n2x2;
+        npert += res[rr].nperturbed;
     }
     const long long L0 = S.leftover, used0 = S.used, so0 = S.so;
     long long runE = 0, runU = 0;
     for (int64_t base = 0; base < nslots; base += SCAN_THREADS) {
         int64_t f = base + tid;
         bool valid = f < nslots;
-        slot_info x = {0, 0, 0, 0, false};
-        if (valid) x = slot_get(T, rows, rowbase, nrows, need, f);
-        long long excess = (valid && x.sparse && x.need > x.cap) ? x.need - x.cap : 0, E, aggE;
-        scan_t(tmp).ExclusiveSum(excess, E, aggE);
+        slot_info x = {0, 0, false};
+        long long nd = 0;
+        if (valid) {
+            x = slot_get(slot_size, so0 + f);
+            nd = need[f];
+        }
+        long long excess = (valid && x.sparse && nd > x.cap) ? nd - x.cap : 0, E, aggE;
+        scan_t(tmp.scan).ExclusiveSum(excess, E, aggE);
         __syncthreads();
         E += runE;
         long long granted = 0;
@@ -502,29 +525,34 @@ __global__ void __launch_bounds__(SCAN_THREADS) k_phase_b(dev_tiles T, const int
             long long avail = L0 - E;
             granted = avail <= 0 ? 0 : (avail < excess ? avail : excess);
         }
-        long long stored = !valid ? 0 : x.sparse ? (x.need > x.cap ? x.cap + granted : x.need) : x.dense, U, aggU;
-        scan_t(tmp).ExclusiveSum(stored, U, aggU);
+        long long stored = !valid ? 0 : x.sparse ? (nd > x.cap ? x.cap + granted : nd) : x.dense, U, aggU;
+        scan_t(tmp.scan).ExclusiveSum(stored, U, aggU);
         __syncthreads();
         if (valid) {
-            if (T.tile_order[so0 + f] != x.t) bad = 1;
-            T.off[x.t] = used0 + runU + U;
-            T.nnz[x.t] = stored;
-            if (granted) atomicAdd(&granted_sum, (unsigned long long)granted);
-            if (x.sparse) atomicAdd(&credit_sum, (unsigned long long)(x.cap + granted - stored));
+            int64_t t = T.tile_order[so0 + f];
+            T.off[t] = used0 + runU + U;
+            T.nnz[t] = stored;
+            granted_sum += granted;
+            if (x.sparse) credit_sum += x.cap + granted - stored;
         }
         runE += aggE;
         runU += aggU;
     }
-    __syncthreads();
+    long long sums[4] = {n2x2, npert, granted_sum, credit_sum};
+    for (int k = 0; k < 4; k++) {
+        long long v = reduce_t(tmp.reduce).Sum(sums[k]);
+        __syncthreads();
+        sums[k] = v; /* valid in thread 0 */
+    }
     if (tid == 0) {
-        S.n2x2 += n2x2;
-        S.nperturbed += npert;
+        S.n2x2 += (int)sums[0];
+        S.nperturbed += (int)sums[1];
         S.so += nslots;
-        S.leftover -= (long long)granted_sum;
-        S.granted += (long long)granted_sum;
-        S.credit += (long long)credit_sum;
+        S.leftover -= sums[2];
+        S.granted += sums[2];
+        S.credit += sums[3];
         S.used += runU;
-        if (bad || S.used > T.total_cap) S.err = ILDL_ERR_INTERNAL;
+        if (S.used > T.total_cap) S.err = ILDL_ERR_INTERNAL;
         if (end_of_level && !S.err) {
             S.leftover += S.credit;
             S.credit = 0;
@@ -538,9 +566,8 @@ __global__ void __launch_bounds__(SCAN_THREADS) k_phase_b(dev_tiles T, const int
  * counter, keeps what was there (never more than its excess) and gives the rest back; storage
  * comes from an atomic counter. Never over-allocates, but grants and the storage layout depend
  * on the race: the factor is not reproducible (ILDL_LEFTOVER_ATOMIC). */
-__global__ void k_phase_b_atomic(dev_tiles T, const int32_t *rows, int32_t nrows, const int32_t *rowbase,
-                                 int64_t nslots, const int64_t *need, const dense_res *res,
-                                 factor_state *st)
+__global__ void k_phase_b_atomic(dev_tiles T, int32_t nrows, int64_t nslots, const int64_t *slot_size,
+                                  const int64_t *need, const dense_res *res, factor_state *st)
 {
     int64_t f = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (st->err) return;
@@ -549,24 +576,26 @@ __global__ void k_phase_b_atomic(dev_tiles T, const int32_t *rows, int32_t nrows
         atomicAdd(&st->nperturbed, res[f].nperturbed);
     }
     if (f >= nslots) return;
-    slot_info x = slot_get(T, rows, rowbase, nrows, need, f);
+    int64_t g = st->so + f, t = T.tile_order[g]; /* st->so moves only in k_phase_b_atomic_end */
+    slot_info x = slot_get(slot_size, g);
+    long long nd = need[f];
     unsigned long long *leftover = (unsigned long long *)&st->leftover;
     long long granted = 0, stored = x.dense;
     if (x.sparse) {
-        if (x.need > x.cap) {
-            long long required = x.need - x.cap;
+        if (nd > x.cap) {
+            long long required = nd - x.cap;
             long long wasfree = (long long)atomicAdd(leftover, (unsigned long long)(-required));
             granted = wasfree <= 0 ? 0 : (wasfree < required ? wasfree : required);
             atomicAdd(leftover, (unsigned long long)(required - granted));
             stored = x.cap + granted;
         } else {
-            stored = x.need;
+            stored = nd;
         }
         atomicAdd((unsigned long long *)&st->credit, (unsigned long long)(x.cap + granted - stored));
         if (granted) atomicAdd((unsigned long long *)&st->granted, (unsigned long long)granted);
     }
-    T.off[x.t] = (int64_t)atomicAdd((unsigned long long *)&st->used, (unsigned long long)stored);
-    T.nnz[x.t] = stored;
+    T.off[t] = (int64_t)atomicAdd((unsigned long long *)&st->used, (unsigned long long)stored);
+    T.nnz[t] = stored;
 }
 
 /* After the atomic protocol: slots consumed, capacity check, credits at the end of a level. */
@@ -808,7 +837,7 @@ static int factor_chunks(ildl_cuda_ctx *c, const factor_params_d &prm, int lefto
     dim3 blk(LD, LD);
     R *inflight = reinterpret_cast<R *>(c->d_inflight), *rownorm = reinterpret_cast<R *>(c->d_rownorm);
     int prof = getenv("ILDL_CUDA_PROFILE") != NULL;
-    double prof_t[5] = {0, 0, 0, 0, 0}, prof_last = ildl_wtime();
+    double prof_t[6] = {0, 0, 0, 0, 0, 0}, prof_last = ildl_wtime();
 #define PROFILE_POINT(k)                                                                  \
     do {                                                                                  \
         if (prof) {                                                                       \
@@ -818,44 +847,60 @@ static int factor_chunks(ildl_cuda_ctx *c, const factor_params_d &prm, int lefto
             prof_last = now_;                                                             \
         }                                                                                 \
     } while (0)
+    /* per chunk, the pulls of its off-diagonal tiles (s1) run beside its diagonal tiles (s0):
+     * both only read what earlier chunks stored, and s1 starts after everything before it on s0
+     * (the in-flight buffer is reused); the solves of the off-diagonal tiles join the two.
+     * Profiling runs the two one after the other, to time each. */
+    cudaStream_t s0 = c->fstream[0], s1 = prof ? c->fstream[0] : c->fstream[1];
     for (int32_t ch = 0; ch < c->nchunks; ch++) {
         int32_t r0 = c->chunk_r0[ch], nrows = c->chunk_n[ch];
         const int32_t *rows = c->d_level_rows + r0, *rb = c->d_rowbase + r0;
         int64_t toff = c->chunk_toff[ch], nofd = c->chunk_toff[ch + 1] - toff;
-        k_phase_a_diag<R><<<nrows, blk>>>(c->T, prm, rows, rb, inflight, c->d_res);
+        if (nofd > 0) {
+            CU(cudaEventRecord(c->ev_fork, s0));
+            CU(cudaStreamWaitEvent(s1, c->ev_fork, 0));
+            k_phase_a_pull<R><<<(unsigned)nofd, blk, pull_smem_bytes<R>(), s1>>>(
+                c->T, rows, rb, c->d_tile_rr + toff, c->d_tile_s + toff, inflight);
+            CU_LAUNCH();
+            PROFILE_POINT(1);
+            CU(cudaEventRecord(c->ev_join, s1));
+        }
+        k_phase_a_diag<R><<<nrows, blk, 0, s0>>>(c->T, prm, rows, rb, inflight, c->d_res);
         CU_LAUNCH();
         PROFILE_POINT(0);
         if (nofd > 0) {
-            k_phase_a_offdiag<R><<<(unsigned)nofd, blk, offdiag_smem_bytes<R>()>>>(
-                c->T, rows, rb, c->d_tile_rr + toff, c->d_tile_s + toff, inflight, c->d_res);
+            CU(cudaStreamWaitEvent(s0, c->ev_join, 0));
+            k_phase_a_solve<R><<<(unsigned)((nofd + SOLVE_TILE_WARPS - 1) / SOLVE_TILE_WARPS),
+                                 dim3(32, SOLVE_TILE_WARPS), 0, s0>>>(c->T, rows, rb, c->d_tile_rr + toff,
+                                                                      c->d_tile_s + toff, nofd, inflight, c->d_res);
             CU_LAUNCH();
-            PROFILE_POINT(1);
+            PROFILE_POINT(5);
         }
-        k_phase_a_drop<R><<<nrows, blk>>>(c->T, prm, rows, rb, inflight, c->d_need, rownorm);
+        k_phase_a_drop<R><<<nrows, blk, 0, s0>>>(c->T, prm, rows, rb, inflight, c->d_need, rownorm);
         CU_LAUNCH();
         PROFILE_POINT(2);
         int64_t nslots = c->chunk_slots[ch];
         if (leftover == ILDL_LEFTOVER_ATOMIC) {
-            k_phase_b_atomic<<<(unsigned)((nslots + 255) / 256), 256>>>(c->T, rows, nrows, rb, nslots,
-                                                                        c->d_need, c->d_res, c->d_state);
+            k_phase_b_atomic<<<(unsigned)((nslots + 255) / 256), 256, 0, s0>>>(c->T, nrows, nslots, c->d_slot_size,
+                                                                               c->d_need, c->d_res, c->d_state);
             CU_LAUNCH();
-            k_phase_b_atomic_end<<<1, 1>>>(c->T, nslots, c->d_state, c->chunk_last[ch]);
+            k_phase_b_atomic_end<<<1, 1, 0, s0>>>(c->T, nslots, c->d_state, c->chunk_last[ch]);
         } else {
-            k_phase_b<<<1, 1024>>>(c->T, rows, nrows, rb, nslots, c->d_need, c->d_res, c->d_state,
-                                   c->chunk_last[ch]);
+            k_phase_b<<<1, SCAN_THREADS, 0, s0>>>(c->T, nrows, nslots, c->d_slot_size, c->d_need, c->d_res,
+                                                  c->d_state, c->chunk_last[ch]);
         }
         CU_LAUNCH();
         PROFILE_POINT(3);
-        k_phase_c<R><<<(unsigned)(nrows + nofd), blk>>>(c->T, rows, nrows, rb, c->d_tile_rr + toff,
-                                                        c->d_tile_s + toff, inflight, c->d_need, c->d_state);
+        k_phase_c<R><<<(unsigned)(nrows + nofd), blk, 0, s0>>>(c->T, rows, nrows, rb, c->d_tile_rr + toff,
+                                                               c->d_tile_s + toff, inflight, c->d_need, c->d_state);
         CU_LAUNCH();
         PROFILE_POINT(4);
     }
     if (prof) {
         CU(cudaDeviceSynchronize());
-        fprintf(stderr, "ILDL_CUDA_PROFILE factor (%d chunks, %s): diag %.4f s, offdiag %.4f s, drop %.4f s, "
-                "scan %.4f s, store %.4f s\n", c->nchunks, sizeof(R) == 4 ? "single" : "double", prof_t[0],
-                prof_t[1], prof_t[2], prof_t[3], prof_t[4]);
+        fprintf(stderr, "ILDL_CUDA_PROFILE factor (%d chunks, %s): diag %.4f s, pull %.4f s, offdiag solve %.4f s, "
+                "drop %.4f s, scan %.4f s, store %.4f s\n", c->nchunks, sizeof(R) == 4 ? "single" : "double",
+                prof_t[0], prof_t[1], prof_t[5], prof_t[2], prof_t[3], prof_t[4]);
     }
 #undef PROFILE_POINT
 cleanup:
@@ -866,8 +911,8 @@ int factor_run(ildl_cuda_ctx *c, const factor_params_d &prm, int leftover)
 {
     int status = c->single ? factor_chunks<float>(c, prm, leftover) : factor_chunks<double>(c, prm, leftover);
     if (status) return status;
-    if (c->single) k_invert_diagonal<float><<<c->nb, 32>>>(c->T);
-    else k_invert_diagonal<double><<<c->nb, 32>>>(c->T);
+    if (c->single) k_invert_diagonal<float><<<c->nb, 32, 0, c->fstream[0]>>>(c->T);
+    else k_invert_diagonal<double><<<c->nb, 32, 0, c->fstream[0]>>>(c->T);
     CU_LAUNCH();
 cleanup:
     return status;
@@ -875,10 +920,10 @@ cleanup:
 
 cudaError_t factor_configure(void)
 {
-    cudaError_t e = cudaFuncSetAttribute(k_phase_a_offdiag<double>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)offdiag_smem_bytes<double>());
+    cudaError_t e = cudaFuncSetAttribute(k_phase_a_pull<double>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)pull_smem_bytes<double>());
     if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(k_phase_a_offdiag<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)offdiag_smem_bytes<float>());
+        e = cudaFuncSetAttribute(k_phase_a_pull<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)pull_smem_bytes<float>());
     return e;
 }

@@ -15,12 +15,12 @@ struct factor_state {
     int n2x2, nperturbed, err;
 };
 
-__global__ void k_phase_b(dev_tiles T, const int32_t *rows, int32_t nrows, const int32_t *rowbase,
-                          int64_t nslots, const int64_t *need, const dense_res *res, factor_state *st,
-                          int end_of_level);
-__global__ void k_phase_b_atomic(dev_tiles T, const int32_t *rows, int32_t nrows, const int32_t *rowbase,
-                                 int64_t nslots, const int64_t *need, const dense_res *res,
-                                 factor_state *st);
+/* Phase B over one chunk's nslots storage slots; slot_size: the static slot table
+ * (ildl_cuda_ctx::d_slot_size), need: what each slot's tile keeps after dropping. */
+__global__ void k_phase_b(dev_tiles T, int32_t nrows, int64_t nslots, const int64_t *slot_size,
+                          const int64_t *need, const dense_res *res, factor_state *st, int end_of_level);
+__global__ void k_phase_b_atomic(dev_tiles T, int32_t nrows, int64_t nslots, const int64_t *slot_size,
+                                 const int64_t *need, const dense_res *res, factor_state *st);
 __global__ void k_phase_b_atomic_end(dev_tiles T, int64_t nslots, factor_state *st, int end_of_level);
 /* The phase-A and phase-C kernels are templates on the value type of the factorization (double,
  * or float for precision single) and are launched from factor.cu only (factor_run, context.cuh). */

@@ -193,6 +193,9 @@ static int agree(const ildl_csr *A, const ildl_options *o, run_stats *rs)
     assert_int_equal(gs.nperturbed, cs.nperturbed);
     assert_int_equal(gs.inertia_pos, cs.inertia_pos);
     assert_int_equal(gs.inertia_neg, cs.inertia_neg);
+    assert_int_equal(gs.inertia_zero, cs.inertia_zero); /* the device sums them (k_factor_stats) */
+    assert_int_equal(gs.factor_nnz, cs.factor_nnz);
+    assert_int_equal(gs.leftover_granted, cs.leftover_granted);
     copy_factor(T, &gpu1);
     /* solve with the GPU factor on the GPU vs the CPU reference solve with the CPU factor;
      * the level schedule and the sync-free schedule must agree bit for bit */
@@ -308,6 +311,7 @@ static void test_atomic_leftover(void **state)
     assert_int_equal(ildl_cuda_create(T, &A, 0, &c, msg, sizeof msg), ILDL_SUCCESS);
     assert_int_equal(ildl_cuda_factor(c, T, &fs, &ss, msg, sizeof msg), ILDL_SUCCESS);
     assert_true(ss.leftover_granted > 0); /* the case exercises the protocol */
+    assert_int_equal(ildl_cuda_download_factor(c, T), ILDL_SUCCESS);
     int32_t *piv = malloc(sizeof(int32_t) * (size_t)T->n);
     memcpy(piv, T->piv, sizeof(int32_t) * (size_t)T->n);
     assert_int_equal(ildl_cuda_factor(c, T, &fa, &sa, msg, sizeof msg), ILDL_SUCCESS);
