@@ -60,7 +60,7 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
     ildl_cuda_sqmr_free(c);
     void *ptrs[] = {(void *)c->T.bstart, (void *)c->T.row_ptr, (void *)c->T.row, (void *)c->T.col,
                     (void *)c->T.col_ptr, (void *)c->T.col_tiles, (void *)c->T.col_diag, (void *)c->T.level_rows,
-                    (void *)c->T.fwd_seq, (void *)c->T.bwd_seq,
+                    (void *)c->T.fwd_seq, (void *)c->T.bwd_seq, (void *)c->T.fwd_meta, (void *)c->T.bwd_meta,
                     (void *)c->T.a_ptr, (void *)c->T.a_idx, (void *)c->T.a_val, (void *)c->T.format,
                     (void *)c->T.cap, (void *)c->T.tile_order, (void *)c->T.off, (void *)c->T.nnz,
                     (void *)c->T.val, (void *)c->T.idx, (void *)c->T.piv, (void *)c->T.d_diag,
@@ -232,6 +232,9 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         CU(upload((int64_t **)&D.col_tiles, T->col_tiles, (size_t)T->ntiles, B));
         CU(upload((int64_t **)&D.fwd_seq, T->fwd_seq, (size_t)T->ntiles, B));
         CU(upload((int64_t **)&D.bwd_seq, T->bwd_seq, (size_t)T->ntiles, B));
+        CU(alloc(&D.fwd_meta, (size_t)T->ntiles, B));
+        CU(alloc(&D.bwd_meta, (size_t)T->ntiles, B));
+        if (T->total_cap >= (1LL << SOLVE_META_OFF_BITS)) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
         {
             int64_t *cd = (int64_t *)malloc(sizeof(int64_t) * ((size_t)T->nb + 1));
             if (!cd) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
@@ -447,6 +450,8 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
         snprintf(g_cuda_msg, sizeof g_cuda_msg, "device factorization reported internal error %d", hs.err);
         goto cleanup;
     }
+    solve_meta_launch(c->T, c->fstream[0]);
+    CU_LAUNCH();
     if (c->have_map) {
         k_build_map<<<c->nb, 32, 0, c->fstream[0]>>>(c->T, c->d_perm, c->d_scale, c->d_q, c->d_qs);
         CU_LAUNCH();

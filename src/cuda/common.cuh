@@ -31,6 +31,16 @@ extern "C" {
 void ildl_cuda_note_error(cudaError_t e, const char *what, const char *file, int line);
 const char *ildl_cuda_last_message(void);
 
+/* What the solves need of one tile, packed in 16 bytes (one load), per position of fwd_seq and
+ * bwd_seq; rebuilt after every factorization (offsets and counts change). a: the tile's offset in
+ * val (bits 0-39), its stored entries (40-50), sparse (51), rows of the block it depends on
+ * (52-57); dep: that block (row k forward, column j backward), dep0: its first row. */
+struct __align__(16) solve_meta {
+    long long a;
+    int32_t dep, dep0;
+};
+#define SOLVE_META_OFF_BITS 40
+
 /* Device copies of the tile store arrays (same names and meaning as ildl_tiles). */
 struct dev_tiles {
     int32_t n, nb;
@@ -41,6 +51,7 @@ struct dev_tiles {
     const int64_t *col_ptr, *col_tiles;
     const int64_t *col_diag; /* position of tile (i,i) in block column i (solves: tiles before it) */
     const int64_t *fwd_seq, *bwd_seq; /* the solves' tile orders (ildl_tiles) */
+    solve_meta *fwd_meta, *bwd_meta;  /* [ntiles] the tiles of fwd_seq, bwd_seq, packed (solve.cu) */
     const int32_t *level_rows;
     const int64_t *a_ptr;
     const uint16_t *a_idx;

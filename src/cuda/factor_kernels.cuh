@@ -38,6 +38,8 @@ enum { SOLVE_FORWARD_LEVEL, SOLVE_BACKWARD_LEVEL, SOLVE_FORWARD_SYNCFREE, SOLVE_
 #define ILDL_SOLVE_WARPS_FORWARD 4
 #define ILDL_SOLVE_WARPS_BACKWARD 2
 int solve_warps_valid(int warps);
+/* Pack T.fwd_meta and T.bwd_meta from the factor just computed, on stream s (solve.cu). */
+void solve_meta_launch(const dev_tiles &T, cudaStream_t s);
 /* The sync-free solves' flag protocol (0: fences, 1: acquire/release; results identical) on the
  * current device. */
 #ifndef ILDL_SF_PROTOCOL

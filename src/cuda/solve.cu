@@ -100,22 +100,46 @@ template <int P> struct tile_meta {
 
 /* Fill meta for `count` tiles starting at position `first` of block column i's list (fwd_seq)
  * for the forward solve, of block row i's (bwd_seq) for the backward solve; dep is the other
- * block (row k forward, column j backward). Block-wide, ends with a barrier. */
+ * block (row k forward, column j backward). One 16-byte load per tile (k_solve_meta packed it
+ * after the factorization). Block-wide, ends with a barrier. */
 template <bool FORWARD, int P>
 __device__ __forceinline__ void gather_meta(const dev_tiles &T, int64_t first, int count, tile_meta<P> *m)
 {
     for (int k = threadIdx.x; k < count; k += blockDim.x) {
-        int64_t t = FORWARD ? T.fwd_seq[first + k] : T.bwd_seq[first + k];
-        int32_t d = FORWARD ? T.row[t] : T.col[t];
-        m->off[k] = T.off[t];
-        m->nnz[k] = (int32_t)T.nnz[t];
-        m->sparse[k] = T.format[t] == ILDL_TILE_SPARSE;
-        m->dep[k] = d;
-        int32_t b0 = T.bstart[d];
-        m->dep0[k] = b0;
-        m->depm[k] = T.bstart[d + 1] - b0;
+        solve_meta x = (FORWARD ? T.fwd_meta : T.bwd_meta)[first + k];
+        m->off[k] = x.a & ((1LL << SOLVE_META_OFF_BITS) - 1);
+        m->nnz[k] = (int32_t)((x.a >> SOLVE_META_OFF_BITS) & 2047);
+        m->sparse[k] = (uint8_t)((x.a >> (SOLVE_META_OFF_BITS + 11)) & 1);
+        m->depm[k] = (int32_t)((x.a >> (SOLVE_META_OFF_BITS + 12)) & 63);
+        m->dep[k] = x.dep;
+        m->dep0[k] = x.dep0;
     }
     __syncthreads();
+}
+
+/* Pack the solves' view of the tile at every position of fwd_seq (FORWARD) or bwd_seq, after a
+ * factorization: one thread per position. */
+template <bool FORWARD> __global__ void k_solve_meta(dev_tiles T)
+{
+    int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (q >= T.ntiles) return;
+    int64_t t = FORWARD ? T.fwd_seq[q] : T.bwd_seq[q];
+    int32_t d = FORWARD ? T.row[t] : T.col[t];
+    int32_t b0 = T.bstart[d];
+    long long depm = T.bstart[d + 1] - b0, sparse = T.format[t] == ILDL_TILE_SPARSE;
+    solve_meta x;
+    x.a = (long long)T.off[t] | ((long long)T.nnz[t] << SOLVE_META_OFF_BITS) |
+          (sparse << (SOLVE_META_OFF_BITS + 11)) | (depm << (SOLVE_META_OFF_BITS + 12));
+    x.dep = d;
+    x.dep0 = b0;
+    (FORWARD ? T.fwd_meta : T.bwd_meta)[q] = x;
+}
+
+void solve_meta_launch(const dev_tiles &T, cudaStream_t s)
+{
+    unsigned grid = (unsigned)((T.ntiles + 255) / 256);
+    k_solve_meta<true><<<grid, 256, 0, s>>>(T);
+    k_solve_meta<false><<<grid, 256, 0, s>>>(T);
 }
 
 /* Stored factor value p in the staging type S: float exactly when the factor is stored in float
@@ -134,19 +158,38 @@ __device__ __forceinline__ int stage_tile(const dev_tiles &T, const tile_meta<P>
     const int64_t v0 = m->off[k];
     int sparse = m->sparse[k];
     __syncwarp();
+    /* the loads of STAGE_BATCH rows (entries) are issued before any is stored: one memory
+     * latency per batch instead of a few per tile row */
+    constexpr int STAGE_BATCH = 16;
     if (sparse) {
         for (int r = 0; r < mr; r++)
             if (lane < mc) us[r * SLD + lane] = 0;
         __syncwarp();
         const uint16_t *ix = T.idx + v0;
         int nz = m->nnz[k];
-        for (int e = lane; e < nz; e += LD) {
-            int p = ix[e];
-            us[(p >> 5) * SLD + (p & 31)] = stage_val<S>(T, v0 + e);
+        for (int e0 = 0; e0 < nz; e0 += STAGE_BATCH * LD) {
+            S v[STAGE_BATCH];
+            int p[STAGE_BATCH];
+#pragma unroll
+            for (int b = 0; b < STAGE_BATCH; b++) {
+                int e = e0 + b * LD + lane;
+                p[b] = e < nz ? ix[e] : -1;
+                v[b] = e < nz ? stage_val<S>(T, v0 + e) : (S)0;
+            }
+#pragma unroll
+            for (int b = 0; b < STAGE_BATCH; b++)
+                if (p[b] >= 0) us[(p[b] >> 5) * SLD + (p[b] & 31)] = v[b];
         }
     } else {
-        for (int r = 0; r < mr; r++)
-            if (lane < mc) us[r * SLD + lane] = stage_val<S>(T, v0 + (int64_t)r * mc + lane);
+        for (int r0 = 0; r0 < mr; r0 += STAGE_BATCH) {
+            S v[STAGE_BATCH];
+#pragma unroll
+            for (int b = 0; b < STAGE_BATCH; b++)
+                v[b] = (r0 + b < mr && lane < mc) ? stage_val<S>(T, v0 + (int64_t)(r0 + b) * mc + lane) : (S)0;
+#pragma unroll
+            for (int b = 0; b < STAGE_BATCH; b++)
+                if (r0 + b < mr && lane < mc) us[(r0 + b) * SLD + lane] = v[b];
+        }
     }
     __syncwarp();
     return sparse;
