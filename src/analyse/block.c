@@ -352,9 +352,14 @@ static void cand_sift(cand *h, int32_t len, int32_t k)
     h[k] = x;
 }
 
-/* Candidates cs[0..nc) one at a time in candidate order, lazily: a group usually fills
- * after a few of many candidates, so a heap (O(nc) to build, O(log nc) per candidate taken)
- * replaces a full sort; the order is total, so the sequence is the sorted one. */
+/* Candidates cs[0..nc) one at a time in candidate order. Up to CAND_SORT_MAX candidates are
+ * sorted by insertion first; more go to a heap (O(nc) to build, O(log nc) per candidate
+ * taken), as a group may fill after a few of many. The order is total, so either way the
+ * sequence is the sorted one. The insertion sort wins up to a few dozen: a heap pop takes
+ * about log2(nc) unpredictable branches, and on the coarse levels most candidates are popped
+ * (control106's level 1: 25 candidates per group on average, 18.5 popped; level-1 grouping
+ * 0.25-0.27 -> 0.14-0.20 s on one thread with the bound raised from 16 to 64). */
+#define CAND_SORT_MAX 64
 typedef struct {
     cand *h;
     int32_t len, next, sorted; /* sorted: h is in order (few candidates), next its cursor */
@@ -365,7 +370,7 @@ static void cand_queue_init(cand_queue *q, cand *cs, int32_t nc)
     q->h = cs;
     q->len = nc;
     q->next = 0;
-    q->sorted = nc <= 16;
+    q->sorted = nc <= CAND_SORT_MAX;
     if (q->sorted) {
         sort_cands(cs, nc);
         return;
@@ -413,7 +418,7 @@ static int br_group(const bgraph *G, double t, int cap, int64_t dense_lim, int32
     int st = ILDL_SUCCESS;
     int32_t n = G->n, ngr = 0;
     int64_t nm = 0; /* members listed so far */
-    uint32_t *cnt = ildl_calloc((size_t)n, sizeof(uint32_t));
+    uint32_t *cnt = ildl_malloc(sizeof(uint32_t) * (size_t)n);
     int32_t *list = ildl_malloc(sizeof(int32_t) * (size_t)n);
     int32_t *dense = ildl_malloc(sizeof(int32_t) * (size_t)n);
     cand *cs = ildl_malloc(sizeof(cand) * (size_t)n);
@@ -422,7 +427,12 @@ static int br_group(const bgraph *G, double t, int cap, int64_t dense_lim, int32
         goto cleanup;
     }
     double bl = -1.0;
-    for (int32_t v = 0; v < n; v++) map[v] = -1;
+    /* in parallel: the walk below would otherwise take these pages' first-touch faults */
+#pragma omp parallel for schedule(static)
+    for (int32_t v = 0; v < n; v++) {
+        map[v] = -1;
+        cnt[v] = 0;
+    }
     for (int32_t i = 0; i < n; i++) {
         if (map[i] >= 0) continue;
         int32_t g = ngr++;
@@ -514,25 +524,23 @@ static int br_units(const groups *lv, int k, int32_t v, int32_t *u, int32_t *nu)
     return 0;
 }
 
-/* Expand the ordered vertices of the final graph (level K, weights w = rows) into rows: perm
- * lists the rows of vertex operm[0], then operm[1], ...; inside a vertex its units by
- * ascending number (units are numbered by their first row, so rows ascend), a pair's second
- * row right after its first (lv[0] lists each unit's rows so). Each vertex's rows go to
- * their own range, so vertices are expanded in parallel. */
-static int br_expand(int32_t n, const groups *lv, int K, int32_t nc, const int32_t *w,
-                     const int32_t *operm, ildl_blocking *out)
+/* The rows of every vertex of the final graph (level K, nc vertices): vertex v's rows at
+ * rows[voff[v]..voff[v+1]) (voff: prefix sums of the weights = rows), its units by ascending
+ * number (units are numbered by their first row, so rows ascend), a pair's second row right
+ * after its first (lv[0] lists each unit's rows so). Independent of the ordering of the final
+ * graph, so it runs while that ordering is computed: an orphaned loop, shared by the threads
+ * of the caller's parallel region (dynamic, so a thread busy elsewhere is not waited for).
+ * *bad (shared, 0 before) becomes 1 if a vertex holds more than BLOCK_MAX_BS units (an
+ * internal error). */
+static void br_vertex_rows(const groups *lv, int K, int32_t nc, const int32_t *voff,
+                           int32_t *rows, int *bad)
 {
-    int bad = 0;
-    out->perm = ildl_malloc(sizeof(int32_t) * (size_t)n);
-    out->bstart = ildl_malloc(sizeof(int32_t) * ((size_t)nc + 1));
-    if (!out->perm || !out->bstart) return ILDL_ERR_OUT_OF_MEMORY;
-    out->bstart[0] = 0;
-    for (int32_t k = 0; k < nc; k++) out->bstart[k + 1] = out->bstart[k] + w[operm[k]];
-#pragma omp parallel for schedule(dynamic, 1024) reduction(| : bad)
-    for (int32_t k = 0; k < nc; k++) {
-        int32_t u[BLOCK_MAX_BS], nu = 0, q = out->bstart[k];
-        if (br_units(lv, K, operm[k], u, &nu)) {
-            bad = 1;
+#pragma omp for schedule(dynamic, 1024)
+    for (int32_t v = 0; v < nc; v++) {
+        int32_t u[BLOCK_MAX_BS], nu = 0, q = voff[v];
+        if (br_units(lv, K, v, u, &nu)) {
+#pragma omp atomic write
+            *bad = 1;
             continue;
         }
         for (int32_t a = 1; a < nu; a++) { /* insertion sort: at most 32 units */
@@ -542,12 +550,113 @@ static int br_expand(int32_t n, const groups *lv, int K, int32_t nc, const int32
         }
         for (int32_t a = 0; a < nu; a++)
             for (int64_t m = lv[0].head[u[a]]; m < lv[0].head[u[a] + 1]; m++)
-                out->perm[q++] = lv[0].memb[m];
+                rows[q++] = lv[0].memb[m];
     }
-    if (bad) return ILDL_ERR_INTERNAL;
+}
+
+/* Expand the ordered vertices of the final graph (nc vertices, weights w = rows, rows as
+ * br_vertex_rows lists them) into the blocking: perm lists the rows of vertex operm[0], then
+ * operm[1], ...; block k is vertex operm[k]. Each block's rows are copied in parallel. */
+static int br_expand(int32_t n, int32_t nc, const int32_t *w, const int32_t *operm,
+                     const int32_t *voff, const int32_t *rows, ildl_blocking *out)
+{
+    out->perm = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    out->bstart = ildl_malloc(sizeof(int32_t) * ((size_t)nc + 1));
+    if (!out->perm || !out->bstart) return ILDL_ERR_OUT_OF_MEMORY;
+    out->bstart[0] = 0;
+    for (int32_t k = 0; k < nc; k++) out->bstart[k + 1] = out->bstart[k] + w[operm[k]];
+#pragma omp parallel for schedule(static)
+    for (int32_t k = 0; k < nc; k++)
+        memcpy(out->perm + out->bstart[k], rows + voff[operm[k]],
+               sizeof(int32_t) * (size_t)w[operm[k]]);
     out->n = n;
     out->nb = nc;
     return ILDL_SUCCESS;
+}
+
+/* Rows per chunk of the parallel passes over all rows (fixed, so chunks do not depend on the
+ * thread count). */
+#define BR_ROW_CHUNK 65536
+
+/* 1 if row r starts its unit: it has no pair partner, or the partner comes later. */
+static inline int unit_start(const int32_t *pair, int32_t r)
+{
+    return !pair || pair[r] < 0 || pair[r] > r;
+}
+
+/* Level 0 of BR: each row alone or with its pair partner is one unit, units numbered by their
+ * first row; umap[r] = unit of row r, U (allocated here) lists each unit's rows, first row
+ * first. The numbering is a prefix count, so it runs in parallel over chunks of rows (count,
+ * offsets, fill; then the second rows of pairs) and is the serial numbering for any thread
+ * count; the n-sized arrays are also first touched in parallel. One thread takes the single
+ * pass instead (half the time of the three). ILDL_SUCCESS or ILDL_ERR_OUT_OF_MEMORY. */
+static int br_units_level(int32_t n, const int32_t *pair, int32_t *umap, groups *U)
+{
+    if (ildl_max_threads() == 1) {
+        if (groups_alloc(n, n, U)) return ILDL_ERR_OUT_OF_MEMORY;
+        int32_t nv = 0;
+        int64_t nm = 0;
+        for (int32_t r = 0; r < n; r++) {
+            if (!unit_start(pair, r)) {
+                umap[r] = umap[pair[r]];
+                continue;
+            }
+            umap[r] = nv;
+            U->head[nv++] = nm;
+            U->memb[nm++] = r;
+            if (pair && pair[r] > r) U->memb[nm++] = pair[r];
+        }
+        U->ng = nv;
+        U->head[nv] = nm;
+        return ILDL_SUCCESS;
+    }
+    int32_t nch = (int32_t)(((int64_t)n + BR_ROW_CHUNK - 1) / BR_ROW_CHUNK);
+    int64_t *cu = ildl_calloc((size_t)nch + 1, sizeof(int64_t)); /* units before chunk c */
+    int64_t *cm = ildl_calloc((size_t)nch + 1, sizeof(int64_t)); /* members before chunk c */
+    if (!cu || !cm) {
+        free(cu);
+        free(cm);
+        return ILDL_ERR_OUT_OF_MEMORY;
+    }
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int32_t c = 0; c < nch; c++) {
+        int32_t lo = c * BR_ROW_CHUNK, hi = n - lo > BR_ROW_CHUNK ? lo + BR_ROW_CHUNK : n;
+        int64_t nu = 0, nm = 0;
+        for (int32_t r = lo; r < hi; r++)
+            if (unit_start(pair, r)) {
+                nu++;
+                nm += 1 + (pair && pair[r] > r);
+            }
+        cu[c + 1] = nu;
+        cm[c + 1] = nm;
+    }
+    for (int32_t c = 0; c < nch; c++) {
+        cu[c + 1] += cu[c];
+        cm[c + 1] += cm[c];
+    }
+    int st = groups_alloc((int32_t)cu[nch], n, U);
+    if (!st) {
+#pragma omp parallel for schedule(dynamic, 1)
+        for (int32_t c = 0; c < nch; c++) {
+            int32_t lo = c * BR_ROW_CHUNK, hi = n - lo > BR_ROW_CHUNK ? lo + BR_ROW_CHUNK : n;
+            int32_t u = (int32_t)cu[c];
+            int64_t m = cm[c];
+            for (int32_t r = lo; r < hi; r++) {
+                if (!unit_start(pair, r)) continue;
+                umap[r] = u;
+                U->head[u++] = m;
+                U->memb[m++] = r;
+                if (pair && pair[r] > r) U->memb[m++] = pair[r];
+            }
+        }
+        U->head[cu[nch]] = cm[nch];
+#pragma omp parallel for schedule(static)
+        for (int32_t r = 0; r < n; r++)
+            if (!unit_start(pair, r)) umap[r] = umap[pair[r]]; /* set by the pass above */
+    }
+    free(cu);
+    free(cm);
+    return st;
 }
 
 int ildl_block_br(const ildl_csr *A, int ordering, const int32_t *pair, int max_bs,
@@ -555,7 +664,7 @@ int ildl_block_br(const ildl_csr *A, int ordering, const int32_t *pair, int max_
 {
     bgraph G = {0}, C = {0};
     groups lv[BR_MAX_LEVELS + 1], M = {0};
-    int32_t *umap = NULL, *gmap = NULL, *operm = NULL;
+    int32_t *umap = NULL, *gmap = NULL, *operm = NULL, *voff = NULL, *rows = NULL;
     int used = ordering, K = 0; /* K: merging levels so far; lv[0..K] are in use */
     char msg[256];
     memset(lv, 0, sizeof lv);
@@ -568,28 +677,14 @@ int ildl_block_br(const ildl_csr *A, int ordering, const int32_t *pair, int max_
     double tp = ildl_wtime(); /* ILDL_SETUP_PROFILE laps */
     umap = ildl_malloc(sizeof(int32_t) * (size_t)n);
     gmap = ildl_malloc(sizeof(int32_t) * (size_t)n);
-    if (!umap || !gmap || groups_alloc(n, n, &lv[0])) {
+    if (!umap || !gmap) {
         st = ILDL_ERR_OUT_OF_MEMORY;
         goto cleanup;
     }
-    /* level 0: each pair is one vertex (unit) of weight 2, so no level can split it; units
-     * are numbered by their first row, and lv[0] lists a unit's rows first row first */
-    int32_t nv = 0;
-    int64_t nm = 0;
-    for (int32_t r = 0; r < n; r++) {
-        int32_t pr = pair ? pair[r] : -1;
-        if (pr >= 0 && pr < r) {
-            umap[r] = umap[pr];
-            continue;
-        }
-        umap[r] = nv;
-        lv[0].head[nv++] = nm;
-        lv[0].memb[nm++] = r;
-        if (pr > r) lv[0].memb[nm++] = pr;
-    }
-    lv[0].ng = nv;
-    lv[0].head[nv] = nm;
-    ildl_profile_lap(&tp, "  units: alloc+serial");
+    /* level 0: each pair is one vertex (unit) of weight 2, so no level can split it */
+    st = br_units_level(n, pair, umap, &lv[0]);
+    if (st) goto cleanup;
+    ildl_profile_lap(&tp, "BR units");
     st = bgraph_coarsen(n, A->rowptr, A->col, NULL, umap, &lv[0], &G);
     if (st) goto cleanup;
     ildl_profile_lap(&tp, "BR units graph (n %d)", (int)G.n);
@@ -637,14 +732,31 @@ int ildl_block_br(const ildl_csr *A, int ordering, const int32_t *pair, int max_
     }
 
     operm = ildl_malloc(sizeof(int32_t) * (size_t)G.n);
-    if (!operm) {
+    voff = ildl_malloc(sizeof(int32_t) * ((size_t)G.n + 1));
+    rows = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    if (!operm || !voff || !rows) {
         st = ILDL_ERR_OUT_OF_MEMORY;
         goto cleanup;
     }
-    st = ildl_order_graph(G.n, G.p, G.i, ordering, operm, &used, msg, sizeof msg);
+    voff[0] = 0;
+    for (int32_t v = 0; v < G.n; v++) voff[v + 1] = voff[v] + G.w[v];
+    /* The ordering (AMD: sequential library code) only orders whole vertices, so the other
+     * threads list every vertex's rows meanwhile; one thread orders, then joins them. */
+    int bad = 0;
+#pragma omp parallel
+    {
+#pragma omp single nowait
+        st = ildl_order_graph(G.n, G.p, G.i, ordering, operm, &used, msg, sizeof msg);
+        br_vertex_rows(lv, K, G.n, voff, rows, &bad);
+    }
     if (st) goto cleanup;
-    ildl_profile_lap(&tp, "BR order (n %d, nnz %lld)", (int)G.n, (long long)G.p[G.n]);
-    st = br_expand(n, lv, K, G.n, G.w, operm, out);
+    if (bad) {
+        st = ILDL_ERR_INTERNAL;
+        goto cleanup;
+    }
+    ildl_profile_lap(&tp, "BR order (n %d, nnz %lld) || vertex rows", (int)G.n,
+                     (long long)G.p[G.n]);
+    st = br_expand(n, G.n, G.w, operm, voff, rows, out);
     if (!st) out->ordering_used = used;
     ildl_profile_lap(&tp, "BR expand");
 
@@ -656,6 +768,8 @@ cleanup:
     free(umap);
     free(gmap);
     free(operm);
+    free(voff);
+    free(rows);
     if (st) ildl_blocking_free(out);
     return st;
 }

@@ -439,6 +439,44 @@ static void test_br_invariants(void **state)
     }
 }
 
+/* On more rows than one chunk of BR's parallel passes over rows (65536: the unit numbering),
+ * with pairs across chunk boundaries, and with every ordering (the final graph is ordered by
+ * one thread while the others list the blocks' rows): the same blocking for any thread count. */
+static void test_br_thread_independent_large(void **state)
+{
+    (void)state;
+    uint64_t s = 4242;
+    const int ords[] = {ILDL_ORDER_AUTO, ILDL_ORDER_AMD, ILDL_ORDER_RCM, ILDL_ORDER_METIS};
+    const int threads[] = {2, 3};
+    int prev = ildl_set_threads(1);
+    ildl_csr A;
+    ildl_test_laplace2d(380, 0.0, &A); /* 144400 rows: three chunks */
+    int32_t n = A.n;
+    int32_t *pair = random_pairs(n, &s);
+    for (int oi = 0; oi < 4; oi++)
+        for (int usep = 0; usep < 2; usep++) {
+            ildl_blocking R, B;
+            ildl_set_threads(1);
+            assert_int_equal(ildl_block_br(&A, ords[oi], usep ? pair : NULL, 32, 0.0, 0.9, &R),
+                             ILDL_SUCCESS);
+            for (int k = 0; k < 2; k++) {
+                ildl_set_threads(threads[k]);
+                assert_int_equal(ildl_block_br(&A, ords[oi], usep ? pair : NULL, 32, 0.0, 0.9, &B),
+                                 ILDL_SUCCESS);
+                assert_int_equal(B.nb, R.nb);
+                assert_int_equal(B.ordering_used, R.ordering_used);
+                assert_memory_equal(B.perm, R.perm, sizeof(int32_t) * (size_t)n);
+                assert_memory_equal(B.bstart, R.bstart, sizeof(int32_t) * ((size_t)R.nb + 1));
+                ildl_blocking_free(&B);
+            }
+            if (usep) check_pairs(&R, pair);
+            ildl_blocking_free(&R);
+        }
+    free(pair);
+    ildl_csr_free(&A);
+    ildl_set_threads(prev);
+}
+
 /* BR coarsens its graph row by row in parallel: the blocking (perm and bstart) must be the
  * same for every thread count, with and without pairs, over thresholds that merge in one
  * level, in several, or stop early. */
@@ -600,6 +638,7 @@ int main(void)
         cmocka_unit_test(test_exact_blocks),
         cmocka_unit_test(test_br_invariants),
         cmocka_unit_test(test_br_thread_independent),
+        cmocka_unit_test(test_br_thread_independent_large),
         cmocka_unit_test(test_br_laplace),
         cmocka_unit_test(test_implicit_diagonal),
         cmocka_unit_test(test_invalid),
