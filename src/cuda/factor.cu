@@ -339,56 +339,66 @@ __global__ void __launch_bounds__(1024, 2) k_phase_a_pull(dev_tiles T, const int
 }
 
 /* Off-diagonal tiles finished per warp (k_phase_a_solve). */
-#define SOLVE_TILE_WARPS 8
+#define SOLVE_TILE_WARPS 4
 
 /* A2', one warp per off-diagonal tile, after k_phase_a_diag and k_phase_a_pull: rows of B into
  * pivot order, then U_ij = D_i^-1 U_ii^-T B. Lane c keeps column c in registers; every entry
  * subtracts its terms q ascending and is divided as in ildl_dense_solve_offdiag, so the bits are
- * the reference's. Row q of U_ii is read once per lane and handed out by shuffles. */
+ * the reference's. U_ii is first copied to the warp's shared tile with all loads in flight at
+ * once (row q read per step from global memory was one memory latency per pivot row). */
 template <typename R>
 __global__ void __launch_bounds__(32 * SOLVE_TILE_WARPS) k_phase_a_solve(dev_tiles T, const int32_t *rows,
-                                                                       const int32_t *rowbase,
-                                                                       const int32_t *tile_rr, const int32_t *tile_s,
-                                                                       int64_t nofd, R *inflight,
-                                                                       const dense_res *res_in)
+                                                                          const int32_t *rowbase,
+                                                                          const int32_t *tile_rr, const int32_t *tile_s,
+                                                                          int64_t nofd, R *inflight,
+                                                                          const dense_res *res_in)
 {
+    __shared__ R sW[SOLVE_TILE_WARPS][TILE];
     int lane = threadIdx.x;
     int64_t e = (int64_t)blockIdx.x * SOLVE_TILE_WARPS + threadIdx.y;
-    if (e >= nofd) return; /* whole warps */
+    if (e >= nofd) return; /* whole warps; no block-wide barrier below */
     int32_t rr = tile_rr[e], s = tile_s[e];
     int32_t i = rows[rr];
     int mi = dev_bsize(T, i);
     int mj = dev_bsize(T, T.col[T.row_ptr[i] + s]);
     const R *W = inflight + (int64_t)rowbase[rr] * TILE; /* U_ii, written by k_phase_a_diag */
     R *B = inflight + ((int64_t)rowbase[rr] + s) * TILE;
+    R *w = sW[threadIdx.y];
     const dense_res &res = res_in[rr];
-    int myperm = lane < mi ? res.perm[lane] : 0;
+    /* lane l holds row l's pivot record; every lane needs every row's, by shuffle */
+    int myperm = lane < mi ? res.perm[lane] : 0, mytype = res.type[lane];
+    double mydd = res.d_diag[lane], mydo = res.d_off[lane];
     R b[LD];
 #pragma unroll
     for (int r = 0; r < LD; r++) {
         int pr = __shfl_sync(0xffffffffu, myperm, r);
         b[r] = (r < mi && lane < mj) ? B[pr * LD + lane] : (R)0;
     }
+#pragma unroll 8
+    for (int r = 0; r < LD; r++) w[r * LD + lane] = W[r * LD + lane];
+    __syncwarp();
     /* U^T forward substitution: b[r] -= U_ii(q, r) b[q], q ascending */
 #pragma unroll
     for (int q = 0; q + 1 < LD; q++) {
         if (q + 1 >= mi) break; /* uniform */
-        R wq = W[q * LD + lane]; /* row q of U_ii: lane r holds U_ii(q, r) */
+        R wq = w[q * LD + lane]; /* row q of U_ii: lane r holds U_ii(q, r) */
         R bq = b[q];
 #pragma unroll
         for (int r = q + 1; r < LD; r++) {
-            R w = __shfl_sync(0xffffffffu, wq, r);
-            if (r < mi) b[r] -= w * bq;
+            R wr = __shfl_sync(0xffffffffu, wq, r);
+            if (r < mi) b[r] -= wr * bq;
         }
     }
 #pragma unroll
     for (int r = 0; r < LD; r++) {
-        if (r >= mi) break;
-        int8_t ty = res.type[r];
+        if (r >= mi) break; /* uniform */
+        int ty = __shfl_sync(0xffffffffu, mytype, r);
+        double ddr = __shfl_sync(0xffffffffu, mydd, r), dor = __shfl_sync(0xffffffffu, mydo, r);
+        double ddn = __shfl_sync(0xffffffffu, mydd, (r + 1) & 31);
         if (ty == 1) {
-            b[r] /= (R)res.d_diag[r];
+            b[r] /= (R)ddr;
         } else if (ty == 2 && r + 1 < LD) {
-            R da = res.d_diag[r], db = res.d_off[r], dc = res.d_diag[r + 1];
+            R da = ddr, db = dor, dc = ddn;
             R det = da * dc - db * db;
             R x = b[r], y = b[r + 1];
             b[r] = (dc * x - db * y) / det;
@@ -420,19 +430,26 @@ __global__ void __launch_bounds__(1024) k_phase_a_drop(dev_tiles T, factor_param
     int64_t *nd = need + rowbase[blockIdx.x];
     /* row norms in the reference's order (1, then each tile's row left to right), each tile
      * staged in shared memory by the whole block so the 32 serial sums read no global memory */
-    R acc = 1.0;
+    /* the next tile (and its width) is requested before this one is summed: its memory
+     * latency hides behind the sum */
+    R acc = 1.0, cur = slot[tid];
+    int mj_cur = mi, mj_next = 0;
     for (int64_t s = 0; s < nt; s++) {
-        sb[ty * (LD + 1) + tx] = slot[s * TILE + tid];
+        sb[ty * (LD + 1) + tx] = cur;
+        if (s + 1 < nt) {
+            cur = slot[(s + 1) * TILE + tid];
+            mj_next = dev_bsize(T, T.col[t0 + s + 1]);
+        }
         __syncthreads();
         if (ty == 0 && tx < mi) {
             const R *b = sb + tx * (LD + 1);
             if (s == 0) {
                 for (int c = tx + 1; c < mi; c++) acc += b[c] * b[c];
             } else {
-                int mj = dev_bsize(T, T.col[t0 + s]);
-                for (int c = 0; c < mj; c++) acc += b[c] * b[c];
+                for (int c = 0; c < mj_cur; c++) acc += b[c] * b[c];
             }
         }
+        mj_cur = mj_next;
         __syncthreads();
     }
     if (ty == 0 && tx < mi) {
@@ -441,13 +458,23 @@ __global__ void __launch_bounds__(1024) k_phase_a_drop(dev_tiles T, factor_param
     }
     __syncthreads();
     if (tid == 0) nd[0] = (int64_t)mi * mi;
+    /* again one tile ahead: its value and width are requested before this one's barrier */
+    R tol = (ty < mi) ? (R)prm.drop_tol * rn[ty] : (R)0;
+    if (nt > 1) {
+        cur = slot[TILE + tid];
+        mj_cur = dev_bsize(T, T.col[t0 + 1]);
+    }
     for (int64_t s = 1; s < nt; s++) {
-        int mj = dev_bsize(T, T.col[t0 + s]);
-        R *b = slot + s * TILE;
+        R val = cur;
+        int mj = mj_cur;
+        if (s + 1 < nt) {
+            cur = slot[(s + 1) * TILE + tid];
+            mj_cur = dev_bsize(T, T.col[t0 + s + 1]);
+        }
         int keep = 0;
         if (ty < mi && tx < mj) {
-            R v = r_abs(b[tid]);
-            if (v <= (R)prm.drop_tol * rn[ty] || v == 0) b[tid] = 0.0;
+            R v = r_abs(val);
+            if (v <= tol || v == 0) slot[s * TILE + tid] = 0.0;
             else keep = 1;
         }
         int cnt = __syncthreads_count(keep);
@@ -663,9 +690,14 @@ __device__ int d_compress(bool present, R val, uint16_t *ix, R *v, int *rowcnt, 
     unsigned ballot = __ballot_sync(0xffffffffu, present);
     if (tx == 0) rowcnt[ty] = __popc(ballot);
     __syncthreads();
-    if (tid == 0) {
-        rowoff[0] = 0;
-        for (int r = 0; r < LD; r++) rowoff[r + 1] = rowoff[r] + rowcnt[r];
+    if (ty == 0) { /* prefix sum of the row counts by warp shuffles (a serial loop was 32 steps) */
+        int sum = rowcnt[tx];
+        for (int d = 1; d < LD; d *= 2) {
+            int o = __shfl_up_sync(0xffffffffu, sum, d);
+            if (tx >= d) sum += o;
+        }
+        rowoff[tx + 1] = sum;
+        if (tx == 0) rowoff[0] = 0;
     }
     __syncthreads();
     if (present) {
