@@ -24,7 +24,7 @@ if [ "$MODE" != full ]; then
 fi
 echo "== GPU tests"
 timeout 480 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests.log" 2>&1; echo "cuda tests exit $?"
-grep -E "generated|SQMR|MISMATCH|PASSED|FAILED" "$OUTDIR/gpu-tests.log" | head -n 20
+grep -E "generated|SQMR|device apply|MISMATCH|PASSED|FAILED" "$OUTDIR/gpu-tests.log" | head -n 20
 # shared matrices: how many factor/solve comparisons were bitwise equal, per configuration
 awk 'NF >= 6 && $1 ~ /mtx/ {n[$2]++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok[$2]++}
      END {for (c in n) printf "bitwise %-8s %d of %d\n", c, ok[c] + 0, n[c]}' "$OUTDIR/gpu-tests.log" | sort

@@ -216,7 +216,9 @@ int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind, const do
 
 /* Compute the numeric block-iLDL^T factor. values: new values on the SAME pattern and in
  * the same order as given to ildl_setup, or NULL to use the setup values. May be called
- * any number of times (refactorisation reuses the analysis and all memory).
+ * any number of times (refactorisation reuses the analysis and all memory). With the CUDA
+ * backend it first waits for all work queued on the GPU (ildl_apply calls still running on
+ * any stream read the factor it replaces) and returns when the new factor is complete.
  * Returns ILDL_SUCCESS, ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_NAN_INF, ILDL_ERR_NOT_SYMMETRIC,
  * ILDL_ERR_OUT_OF_MEMORY, ILDL_ERR_DEVICE. On failure the previous factor is invalidated. */
 int ildl_factor(ildl_handle *h, const double *values);

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -36,7 +37,7 @@ int ildl_profiling(void)
 {
     /* read each time, not cached: no static state shared by threads, and it is a few calls */
     const char *v = getenv("ILDL_SETUP_PROFILE");
-    return v != NULL;
+    return v != NULL && v[0] != 0 && strcmp(v, "0") != 0; /* set, and not to "0" */
 }
 
 void ildl_profile_lap(double *t, const char *fmt, ...)

@@ -138,6 +138,18 @@ static int plan_chunks(ildl_cuda_ctx *c, const ildl_tiles *T, int32_t *rowbase, 
         }
     }
     c->chunk_toff[c->nchunks] = ntl_all;
+    /* phase B pairs a chunk's slots (rows in level order, each row's tiles in order) with the
+     * storage order through tile_order and d_slot_size: the two must be the same sequence */
+    int64_t g = 0;
+    for (int32_t r = 0; r < T->nb; r++) {
+        int32_t i = T->level_rows[r];
+        for (int64_t t = T->row_ptr[i]; t < T->row_ptr[i + 1]; t++, g++)
+            if (T->tile_order[g] != t) {
+                snprintf(g_cuda_msg, sizeof g_cuda_msg, "storage order differs from the chunks' slot order at %lld",
+                         (long long)g);
+                return ILDL_ERR_INTERNAL;
+            }
+    }
     return ILDL_SUCCESS;
 }
 
@@ -234,7 +246,12 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         CU(upload((int64_t **)&D.bwd_seq, T->bwd_seq, (size_t)T->ntiles, B));
         CU(alloc(&D.fwd_meta, (size_t)T->ntiles, B));
         CU(alloc(&D.bwd_meta, (size_t)T->ntiles, B));
-        if (T->total_cap >= (1LL << SOLVE_META_OFF_BITS)) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
+        if (T->total_cap >= (1LL << SOLVE_META_OFF_BITS)) {
+            snprintf(g_cuda_msg, sizeof g_cuda_msg, "factor capacity %lld entries exceeds the CUDA backend's 2^%d",
+                     (long long)T->total_cap, SOLVE_META_OFF_BITS);
+            status = ILDL_ERR_NOT_SUPPORTED;
+            goto cleanup;
+        }
         {
             int64_t *cd = (int64_t *)malloc(sizeof(int64_t) * ((size_t)T->nb + 1));
             if (!cd) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
@@ -288,10 +305,17 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         CU(upload(&c->d_rowbase, rowbase, (size_t)T->nb, B));
         CU(upload(&c->d_tile_rr, tile_rr, (size_t)c->chunk_toff[c->nchunks], B));
         CU(upload(&c->d_tile_s, tile_s, (size_t)c->chunk_toff[c->nchunks], B));
-        CU(alloc(&c->d_inflight, (size_t)c->budget * TILE, B));
+        /* the in-flight tiles and row norms hold the factorization's value type: float in
+         * precision single, so half as many doubles' worth */
+        size_t vals = (size_t)c->budget * TILE, norms = (size_t)c->budget * LD;
+        if (c->single) {
+            vals = (vals + 1) / 2;
+            norms = (norms + 1) / 2;
+        }
+        CU(alloc(&c->d_inflight, vals, B));
         CU(alloc(&c->d_need, (size_t)c->budget, B));
         CU(alloc(&c->d_res, (size_t)c->budget, B));
-        CU(alloc(&c->d_rownorm, (size_t)c->budget * LD, B));
+        CU(alloc(&c->d_rownorm, norms, B));
         CU(alloc(&c->d_state, 1, B));
         CU(alloc(&c->d_done_f, (size_t)T->nb, B));
         CU(alloc(&c->d_done_b, (size_t)T->nb, B));
@@ -347,12 +371,6 @@ cleanup:
     *out = c;
     return ILDL_SUCCESS;
 }
-
-/* What a factorization reports, summed on the device (the host T keeps no copy of D). */
-struct factor_totals {
-    unsigned long long nnz;
-    unsigned long long n2x2, pos, neg, zero;
-};
 
 #define STATS_THREADS 256
 typedef cub::BlockReduce<unsigned long long, STATS_THREADS> stats_reduce_t;
@@ -427,6 +445,10 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     g_cuda_msg[0] = 0;
     double t0 = ildl_wtime(), t1, t2;
     CU(cudaSetDevice(c->device));
+    /* the factorization overwrites what pending solves read (the factor, the map, the solve
+     * records), and its streams are non-blocking: first let every queued device-pointer
+     * ildl_apply, on any stream, finish */
+    CU(cudaDeviceSynchronize());
     /* everything of the factorization is ordered on its stream fstream[0] (factor_run) */
     CU(cudaMemcpyAsync(c->T.a_val, T->a_val, sizeof(double) * (size_t)T->a_ptr[T->ntiles],
                        cudaMemcpyHostToDevice, c->fstream[0]));
@@ -443,7 +465,7 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     status = factor_run(c, prm, p->leftover);
     if (status) goto cleanup;
     CU(cudaMemcpyAsync(&hs, c->d_state, sizeof hs, cudaMemcpyDeviceToHost, c->fstream[0]));
-    CU(cudaStreamSynchronize(c->fstream[0])); /* the legacy-stream copies below do not wait for it */
+    CU(cudaStreamSynchronize(c->fstream[0]));
     t2 = ildl_wtime();
     if (hs.err) {
         status = hs.err;
@@ -479,7 +501,13 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     CU(cudaStreamSynchronize(c->fstream[0]));
     c->factored = 1;
 cleanup:
-    if (status) ildl_msg(msg, msglen, "%s", g_cuda_msg[0] ? g_cuda_msg : ildl_strerror(status));
+    if (status) {
+        /* a failed launch can leave the pulls of a chunk unjoined: nothing may still run on
+         * the factorization's streams when the caller retries (errors here are the same) */
+        cudaStreamSynchronize(c->fstream[0]);
+        cudaStreamSynchronize(c->fstream[1]);
+        ildl_msg(msg, msglen, "%s", g_cuda_msg[0] ? g_cuda_msg : ildl_strerror(status));
+    }
     return status;
 }
 
@@ -515,12 +543,16 @@ extern "C" int ildl_cuda_round_single(ildl_cuda_ctx *c)
     int status = ILDL_SUCCESS;
     CU(cudaSetDevice(c->device));
     if (!c->T.val32 || c->single) return ILDL_ERR_CALL_ORDER;
-    k_to_single<<<(unsigned)((c->T.total_cap + 255) / 256), 256>>>(c->T.total_cap, c->T.val, c->T.val32);
+    /* on the factorization's stream, and finished before ildl_factor returns (a following
+     * ildl_apply may run on any stream) */
+    k_to_single<<<(unsigned)((c->T.total_cap + 255) / 256), 256, 0, c->fstream[0]>>>(c->T.total_cap, c->T.val,
+                                                                                    c->T.val32);
     CU_LAUNCH();
-    k_round_single<<<(c->n + 255) / 256, 256>>>(c->n, c->T.d_diag);
+    k_round_single<<<(c->n + 255) / 256, 256, 0, c->fstream[0]>>>(c->n, c->T.d_diag);
     CU_LAUNCH();
-    k_round_single<<<(c->n + 255) / 256, 256>>>(c->n, c->T.d_off);
+    k_round_single<<<(c->n + 255) / 256, 256, 0, c->fstream[0]>>>(c->n, c->T.d_off);
     CU_LAUNCH();
+    CU(cudaStreamSynchronize(c->fstream[0]));
 cleanup:
     return status;
 }

@@ -3,6 +3,13 @@
 #define ILDL_CUDA_CONTEXT_CUH
 #include "cuda/factor_kernels.cuh"
 
+/* What a factorization reports, summed on the device (k_factor_stats in backend.cu): the
+ * host T keeps no copy of D. */
+struct factor_totals {
+    unsigned long long nnz;
+    unsigned long long n2x2, pos, neg, zero;
+};
+
 struct ildl_cuda_ctx {
     int device;
     char name[256];
@@ -20,10 +27,10 @@ struct ildl_cuda_ctx {
                               or -(capacity + 1) for a sparse off-diagonal one (factor.cu) */
     int32_t *d_tile_rr, *d_tile_s; /* off-diagonal tiles of each chunk: (row in chunk, slot) */
     int64_t budget;        /* in-flight tiles */
-    double *d_inflight;    /* float in precision single (half of it used) */
+    double *d_inflight;    /* float in precision single (allocated at that size) */
     int64_t *d_need;
     dense_res *d_res;
-    double *d_rownorm;     /* float in precision single */
+    double *d_rownorm;     /* float in precision single (allocated at that size) */
     factor_state *d_state;
     cudaStream_t fstream[2]; /* the factorization's streams (non-blocking): 0 main, 1 the pulls */
     cudaEvent_t ev_fork, ev_join; /* per chunk: s1 after s0's earlier work; s0 after the pulls */
@@ -36,7 +43,7 @@ struct ildl_cuda_ctx {
     int32_t *d_perm;       /* analysed position -> user row (ildl_cuda_set_map) */
     double *d_scale;       /* per user row */
     int have_map;          /* d_perm and d_scale hold the analysis: factorizations build d_q, d_qs */
-    struct factor_totals *d_totals; /* statistics of the last factorization (backend.cu) */
+    factor_totals *d_totals; /* statistics of the last factorization (backend.cu) */
     double *d_w, *d_r, *d_z; /* [n] work vectors */
     /* A for SpMV (user ordering) */
     int32_t n;

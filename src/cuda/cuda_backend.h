@@ -22,10 +22,12 @@ int ildl_cuda_device_count(void);
 int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id, ildl_cuda_ctx **out,
                      char *msg, size_t msglen);
 
-/* Factor on the device from T->a_val (host, loaded), then invert the diagonal tiles for the
- * solves (tiles.h), and, once ildl_cuda_set_map was called, build the map from factored
- * positions to the user's rows. The statistics (inertia, nnz, 2x2 count) are computed on the
- * device; the host T's factor arrays are left as they were (ildl_cuda_download_factor).
+/* Factor on the device from T->a_val (host, loaded), invert the diagonal tiles for the solves
+ * (tiles.h) and, once ildl_cuda_set_map was called, build the map from factored positions to
+ * the user's rows. It first waits for all work queued on the device (a pending ildl_apply on
+ * any stream reads the factor it replaces), then runs on streams of its own and returns when
+ * done. The statistics (inertia, nnz, 2x2 count) are computed on the device; the host T's
+ * factor arrays are left as they were (ildl_cuda_download_factor).
  * Returns ILDL_SUCCESS, ILDL_ERR_DEVICE, ILDL_ERR_OUT_OF_MEMORY or ILDL_ERR_INTERNAL. */
 int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_factor_params *p,
                      ildl_factor_stats *st, char *msg, size_t msglen);

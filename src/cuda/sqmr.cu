@@ -274,7 +274,8 @@ int ildl_cuda_sqmr_prepare(ildl_cuda_ctx *c)
     }
     CU(cudaMalloc((void **)&c->d_part, sizeof(double) * ILDL_DOT_BLOCKS));
     CU(cudaMalloc((void **)&c->d_S, sizeof(sqmr_scalars)));
-    CU(cudaStreamCreate(&c->stream)); /* blocking: ordered with the factor on the default stream */
+    CU(cudaStreamCreate(&c->stream)); /* blocking: ordered with the legacy default stream; the
+                                         * factorization waits for it (ildl_cuda_factor) */
     /* the captured applications skip their work once the iteration has halted: the launches of
      * a batch after a halt (a true-residual check is due, a breakdown) are then empty */
     c->d_skip = (const int *)((const char *)c->d_S + offsetof(sqmr_scalars, halt));

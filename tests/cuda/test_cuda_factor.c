@@ -21,6 +21,9 @@
 #include "cuda/cuda_backend.h"
 #include "io/mmio.h"
 #include "support/testutil.h"
+#ifdef ILDL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 typedef struct factor_copy {
     double *val, *d_diag, *d_off;
@@ -447,6 +450,64 @@ static void test_api_iterations(void **state)
     ildl_csr_free(&A);
 }
 
+/* ildl_apply with device vectors on a caller's non-blocking stream gives the host apply's
+ * bits; an ildl_factor called while such applies are still queued waits for them (they see
+ * the old factor whole), and later applies see the new factor. */
+static void test_device_apply(void **state)
+{
+    (void)state;
+    if (!have_gpu()) { skip(); return; }
+#ifdef ILDL_HAVE_CUDA
+    ildl_csr A;
+    ildl_test_laplace2d(60, 0.3, &A);
+    int32_t n = A.n;
+    int64_t nnz = A.rowptr[n];
+    size_t bytes = sizeof(double) * (size_t)n;
+    double *r = malloc(bytes), *z = malloc(bytes), *z_old = malloc(bytes), *z_new = malloc(bytes);
+    double *v2 = malloc(sizeof(double) * (size_t)nnz);
+    uint64_t seed = 7;
+    for (int32_t i = 0; i < n; i++) r[i] = 2 * ildl_test_rand(&seed) - 1;
+    for (int64_t p = 0; p < nnz; p++) v2[p] = 2.0 * A.val[p]; /* another factorization */
+    ildl_options o;
+    ildl_options_default(&o);
+    o.backend = ILDL_BACKEND_CUDA;
+    ildl_handle *h = NULL;
+    assert_int_equal(ildl_setup(n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    assert_int_equal(ildl_apply(h, r, z_old, ILDL_MEMORY_HOST, NULL), ILDL_SUCCESS);
+    double *dr = NULL, *dz = NULL;
+    cudaStream_t s;
+    assert_int_equal(cudaMalloc((void **)&dr, bytes), cudaSuccess);
+    assert_int_equal(cudaMalloc((void **)&dz, bytes), cudaSuccess);
+    assert_int_equal(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    assert_int_equal(cudaMemcpy(dr, r, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    assert_int_equal(ildl_apply(h, dr, dz, ILDL_MEMORY_DEVICE, s), ILDL_SUCCESS);
+    assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+    assert_int_equal(cudaMemcpy(z, dz, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    assert_memory_equal(z, z_old, bytes);
+    /* queued applies, then at once a refactorization with other values */
+    assert_int_equal(cudaMemset(dz, 0, bytes), cudaSuccess);
+    for (int k = 0; k < 4; k++) assert_int_equal(ildl_apply(h, dr, dz, ILDL_MEMORY_DEVICE, s), ILDL_SUCCESS);
+    assert_int_equal(ildl_factor(h, v2), ILDL_SUCCESS);
+    /* ildl_factor returned: the queued applies are done, with the old factor */
+    assert_int_equal(cudaMemcpy(z, dz, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    assert_memory_equal(z, z_old, bytes);
+    assert_int_equal(ildl_apply(h, r, z_new, ILDL_MEMORY_HOST, NULL), ILDL_SUCCESS);
+    assert_true(memcmp(z_new, z_old, bytes) != 0);
+    assert_int_equal(ildl_apply(h, dr, dz, ILDL_MEMORY_DEVICE, s), ILDL_SUCCESS);
+    assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+    assert_int_equal(cudaMemcpy(z, dz, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    assert_memory_equal(z, z_new, bytes);
+    printf("device apply: equals the host apply, before and after a refactorization queued behind it\n");
+    cudaStreamDestroy(s);
+    cudaFree(dr);
+    cudaFree(dz);
+    ildl_destroy(h);
+    free(r); free(z); free(z_old); free(z_new); free(v2);
+    ildl_csr_free(&A);
+#endif
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0); /* a failure's message lands after the rows printed before it */
@@ -454,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_generated),
         cmocka_unit_test(test_atomic_leftover),
         cmocka_unit_test(test_api_iterations),
+        cmocka_unit_test(test_device_apply),
         cmocka_unit_test(test_shared),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
