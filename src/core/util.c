@@ -1,9 +1,11 @@
-#define _POSIX_C_SOURCE 199309L
+#define _DEFAULT_SOURCE /* madvise, posix_memalign */
+#define _POSIX_C_SOURCE 200112L
 #include "core/util.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -16,7 +18,22 @@ double ildl_wtime(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void *ildl_malloc(size_t bytes) { return malloc(bytes ? bytes : 1); }
+/* Arrays from this size on are 2 MiB aligned and marked for transparent huge pages: the
+ * analysis writes hundreds of MiB of fresh arrays, and where the kernel gives huge pages only
+ * on request (THP "madvise") each 4 KiB page would cost a fault on first touch. */
+#define ILDL_HUGE_MIN ((size_t)8 << 20)
+#define ILDL_HUGE_ALIGN ((size_t)2 << 20)
+
+void *ildl_malloc(size_t bytes)
+{
+    if (bytes < ILDL_HUGE_MIN) return malloc(bytes ? bytes : 1);
+    void *p = NULL;
+    if (posix_memalign(&p, ILDL_HUGE_ALIGN, bytes) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE); /* advice only: without THP nothing changes */
+#endif
+    return p;
+}
 
 void *ildl_calloc(size_t count, size_t size)
 {

@@ -9,7 +9,8 @@
 double ildl_wtime(void);
 
 /* malloc/calloc that return NULL for size 0 requests as a valid (non-error) empty
- * allocation of 1 byte, so callers can treat NULL as out-of-memory uniformly. */
+ * allocation of 1 byte, so callers can treat NULL as out-of-memory uniformly. Large
+ * ildl_malloc blocks ask for transparent huge pages (util.c); free() releases both. */
 void *ildl_malloc(size_t bytes);
 void *ildl_calloc(size_t count, size_t size);
 
