@@ -139,8 +139,8 @@ int ildl_block_rb(const ildl_csr *A, const int32_t *order, const int32_t *pair, 
     memcpy(out->perm, order, sizeof(int32_t) * (size_t)n);
     out->n = n;
     out->nb = nb;
-    out->bstart = realloc(bstart, sizeof(int32_t) * ((size_t)nb + 1));
-    if (!out->bstart) out->bstart = bstart; /* shrinking failed: keep the larger array */
+    int32_t *shrunk = realloc(bstart, sizeof(int32_t) * ((size_t)nb + 1));
+    out->bstart = shrunk ? shrunk : bstart; /* shrinking failed: keep the larger array */
     bstart = NULL;
 
 cleanup:
