@@ -400,7 +400,7 @@ static int factor_impl(ildl_handle *h, const double *values)
     h->factored = 1;
     if (h->cuda)
         logline(h, 2, "factor phases (s): load %.4f upload %.4f device %.4f statistics %.4f", t_load,
-                fs.t_upload, fs.t_device, fs.t_download);
+                fs.t_upload, fs.t_device, fs.t_stats);
     logline(h, 1, "factor: nnz(U)+nnz(D)=%lld fill=%.2f 2x2=%d perturbed=%d inertia=(%d,%d,%d) (%.3f s)",
             (long long)fs.factor_nnz, I->fill, fs.n2x2, fs.nperturbed, fs.inertia_pos,
             fs.inertia_neg, fs.inertia_zero, I->factor_seconds);

@@ -22,7 +22,7 @@ typedef struct ildl_factor_stats {
     int32_t inertia_pos, inertia_neg, inertia_zero;
     int64_t factor_nnz;      /* stored entries of U off the diagonal + n (unit diag) + D entries */
     int64_t leftover_granted;/* extra entries granted beyond static capacities */
-    double t_upload, t_device, t_download; /* CUDA backend: A's values up, kernels, statistics (s) */
+    double t_upload, t_device, t_stats; /* CUDA backend: A's values up, kernels, statistics (s) */
 } ildl_factor_stats;
 
 /* Factor T (a_val must be loaded) into T->val/idx/off/nnz/piv/d_*. Returns ILDL_SUCCESS,

@@ -496,7 +496,7 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
         st->inertia_zero = (int32_t)tot.zero;
         st->t_upload = t1 - t0;
         st->t_device = t2 - t1;
-        st->t_download = ildl_wtime() - t2;
+        st->t_stats = ildl_wtime() - t2;
     }
     CU(cudaStreamSynchronize(c->fstream[0]));
     c->factored = 1;
