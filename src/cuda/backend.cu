@@ -86,6 +86,9 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
     free(c->chunk_last);
     free(c->chunk_toff);
     free(c->level_ptr);
+#ifdef ILDL_SOLVE_TRACE
+    if (c->d_trace) cudaFree(c->d_trace);
+#endif
     free(c);
 }
 
@@ -187,6 +190,8 @@ static int set_solve_warps(ildl_cuda_ctx *c, int wf, int wb)
     {
         const char *env = getenv("ILDL_SF_PROTOCOL"); /* experiments: 0 fences, 1 acquire/release */
         CU(solve_set_protocol(env ? atoi(env) : ILDL_SF_PROTOCOL));
+        env = getenv("ILDL_SMALL_SPARSE"); /* experiments: 0 stages every tile densely */
+        CU(solve_set_small_sparse(env ? atoi(env) : 1));
     }
     c->solve_warps_f = wf;
     c->solve_warps_b = wb;
@@ -338,6 +343,12 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         if (getenv("ILDL_CUDA_PROFILE")) {
             for (int k = 0; k < 4; k++) CU(cudaEventCreate(&c->ev[k]));
             c->prof_solve = 1;
+#ifdef ILDL_SOLVE_TRACE
+            if (getenv("ILDL_SOLVE_TRACE")) {
+                CU(alloc(&c->d_trace, (size_t)16 * T->nb, B));
+                CU(solve_set_trace(c->d_trace));
+            }
+#endif
         }
         int wf, wb;
         solve_warps_default(&wf, &wb);
@@ -590,6 +601,29 @@ cleanup:
     return status;
 }
 
+#ifdef ILDL_SOLVE_TRACE
+/* Experiments: write nb, nlevels, level_ptr, level_rows and the sweeps' records to path
+ * (bench/solve_trace.py reads it); the last traced solve wins. */
+static void trace_dump(ildl_cuda_ctx *c, const char *path)
+{
+    size_t nrec = (size_t)16 * c->nb;
+    unsigned long long *rec = (unsigned long long *)malloc(nrec * sizeof *rec);
+    int32_t *rows = (int32_t *)malloc(sizeof(int32_t) * (size_t)c->nb);
+    FILE *f = fopen(path, "wb");
+    if (rec && rows && f && cudaMemcpy(rec, c->d_trace, nrec * sizeof *rec, cudaMemcpyDeviceToHost) == cudaSuccess &&
+        cudaMemcpy(rows, c->d_level_rows, sizeof(int32_t) * (size_t)c->nb, cudaMemcpyDeviceToHost) == cudaSuccess) {
+        int32_t hdr[2] = {c->nb, c->nlevels};
+        fwrite(hdr, sizeof hdr, 1, f);
+        fwrite(c->level_ptr, sizeof(int32_t), (size_t)c->nlevels + 1, f);
+        fwrite(rows, sizeof(int32_t), (size_t)c->nb, f);
+        fwrite(rec, sizeof *rec, nrec, f);
+    }
+    if (f) fclose(f);
+    free(rec);
+    free(rows);
+}
+#endif
+
 /* x (device, factored order) <- (U^T D U)^{-1} x on stream s. */
 static int solve_device(ildl_cuda_ctx *c, double *x, cudaStream_t s)
 {
@@ -620,6 +654,9 @@ static int solve_device(ildl_cuda_ctx *c, double *x, cudaStream_t s)
             for (int k = 0; k < 3; k++) CU(cudaEventElapsedTime(&ms[k], c->ev[k], c->ev[k + 1]));
             fprintf(stderr, "ILDL_CUDA_PROFILE solve (warps %d+%d, blocks %d+%d): forward %.3f ms, "
                     "D %.3f ms, backward %.3f ms\n", WF, WB, c->sf_blocks_f, c->sf_blocks_b, ms[0], ms[1], ms[2]);
+#ifdef ILDL_SOLVE_TRACE
+            if (c->d_trace) trace_dump(c, getenv("ILDL_SOLVE_TRACE"));
+#endif
         }
         return ILDL_SUCCESS;
     }

@@ -59,6 +59,9 @@ struct ildl_cuda_ctx {
     int solve_warps_f, solve_warps_b; /* warps per block of the forward/backward solve kernels */
     int prof_solve;        /* ILDL_CUDA_PROFILE set: time the sweeps of uncaptured solves */
     cudaEvent_t ev[4];
+#ifdef ILDL_SOLVE_TRACE
+    unsigned long long *d_trace; /* experiments: solve.cu's per-ticket records, [2][nb][4] */
+#endif
     int sf_blocks_f, sf_blocks_b; /* grids of the sync-free solve kernels: as many blocks as fit */
     int *d_done_f, *d_done_b, *d_epoch, *d_tickets; /* sync-free solve flags; d_tickets[2] = 0 */
     const int *d_skip;     /* what the solve kernels read to skip (solve.cu): d_tickets + 2, or

@@ -33,9 +33,10 @@ __global__ void k_phase_b_atomic_end(dev_tiles T, int64_t nslots, factor_state *
 __global__ void k_dsolve(dev_tiles T, double *x, const int *skip);
 __global__ void k_syncfree_begin(int *epoch, int *tickets, const int *skip);
 enum { SOLVE_FORWARD_LEVEL, SOLVE_BACKWARD_LEVEL, SOLVE_FORWARD_SYNCFREE, SOLVE_BACKWARD_SYNCFREE };
-/* Warps per solve block unless ILDL_SOLVE_WARPS="F,B" says otherwise: 4 forward and 2 backward
- * were the fastest at n = 1M (more, smaller blocks resident: perf-notes §13, §16). */
-#define ILDL_SOLVE_WARPS_FORWARD 4
+/* Warps per solve block unless ILDL_SOLVE_WARPS="F,B" says otherwise: 2 and 2 are the fastest
+ * at n = 1M since small sparse tiles skip the staging (more, smaller blocks resident:
+ * perf-notes §13, §16, §31). */
+#define ILDL_SOLVE_WARPS_FORWARD 2
 #define ILDL_SOLVE_WARPS_BACKWARD 2
 int solve_warps_valid(int warps);
 /* Pack T.fwd_meta and T.bwd_meta from the factor just computed, on stream s (solve.cu). */
@@ -46,6 +47,10 @@ void solve_meta_launch(const dev_tiles &T, cudaStream_t s);
 #define ILDL_SF_PROTOCOL 1
 #endif
 cudaError_t solve_set_protocol(int protocol);
+cudaError_t solve_set_small_sparse(int on);
+#ifdef ILDL_SOLVE_TRACE
+cudaError_t solve_set_trace(unsigned long long *buf);
+#endif
 /* Raise the solve kernels' shared-memory limits for warps_f (forward) and warps_b (backward)
  * warps per block, staging float tiles when float_tiles (the factor is stored in float: T.val32)
  * else double; how many blocks of the sync-free kernels fit on one SM. */

@@ -74,6 +74,40 @@ template <bool SF> __device__ __forceinline__ double ld_dep(const double *p)
     return SF ? __ldcg(p) : *p;
 }
 
+#ifdef ILDL_SOLVE_TRACE
+/* Experiments only (-DILDL_SOLVE_TRACE): per ticket and direction, the claim time, the last
+ * dependency wait (time << 24 | row), the publish time, in globaltimer ns (solve_set_trace). */
+__device__ unsigned long long *g_sf_trace;
+__shared__ unsigned long long s_trace_last, s_trace_sum[4]; /* stage, wait, compute ns; tiles */
+__device__ __forceinline__ unsigned long long trace_now()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+/* the time once v is computed */
+__device__ __forceinline__ unsigned long long trace_after(double v)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t) : "d"(v));
+    return t;
+}
+#define TRACE_WAITED(dep)                                                                          \
+    do {                                                                                           \
+        if ((threadIdx.x & 31) == 0)                                                               \
+            atomicMax(&s_trace_last, ((trace_now() & ((1ULL << 40) - 1)) << 24) | (unsigned)(dep)); \
+    } while (0)
+#define TRACE_T(v) unsigned long long v = trace_now()
+#define TRACE_ADD(k, ns)                                                                           \
+    do {                                                                                           \
+        if ((threadIdx.x & 31) == 0) atomicAdd(&s_trace_sum[k], (ns));                             \
+    } while (0)
+#else
+#define TRACE_WAITED(dep) ((void)0)
+#define TRACE_T(v) ((void)0)
+#define TRACE_ADD(k, ns) ((void)0)
+#endif
+
 #define SLD 33 /* padded leading dimension of a staged tile: no bank conflicts either way */
 #define STILE (LD * SLD)
 
@@ -195,6 +229,80 @@ __device__ __forceinline__ int stage_tile(const dev_tiles &T, const tile_meta<P>
     return sparse;
 }
 
+/* Sparse tiles of at most SMALL_SPARSE entries skip the dense staging: each lane keeps its
+ * entries in registers (loaded before the wait) and, once x is there, forms their products;
+ * the products of one output index are then added by its lane in entry order, which is the
+ * CPU's order (s_o starts at 0 and adds v*x per stored entry, idx ascending). Less work than
+ * the dense loop over the whole tile (a sparse tile of the 1M control problems has ~40
+ * entries in ~25x25), and no zero fill. c_small_sparse = 0 turns it off (experiments). */
+#define SMALL_SPARSE (2 * LD)
+__constant__ int c_small_sparse;
+
+template <typename S> struct sparse_regs {
+    S v[2];
+    uint16_t ix[2];
+};
+
+/* Entries lane and lane + 32 of the sparse tile k of meta: values and local indices. */
+template <int P, typename S>
+__device__ __forceinline__ sparse_regs<S> load_small_sparse(const dev_tiles &T, const tile_meta<P> *m, int k)
+{
+    int lane = threadIdx.x & 31, nz = m->nnz[k];
+    const int64_t v0 = m->off[k];
+    sparse_regs<S> e;
+#pragma unroll
+    for (int b = 0; b < 2; b++) {
+        int q = b * LD + lane;
+        e.v[b] = q < nz ? stage_val<S>(T, v0 + q) : (S)0;
+        e.ix[b] = q < nz ? T.idx[v0 + q] : (uint16_t)0;
+    }
+    return e;
+}
+
+/* s_o += v_e * xd(in_e) over the cnt entries e held one per lane, for each output o in entry
+ * order: forward o = column (idx & 31), in = row (idx >> 5); backward the other way round.
+ * xd: lane l holds the dependency's x(l). scratch: 32 x 32 lane numbers and 32 counts. */
+template <bool FORWARD, typename S>
+__device__ __forceinline__ double add_sparse_chunk(double s, S v, uint16_t ix, int cnt, double xd,
+                                                   uint8_t *scratch)
+{
+    const unsigned FULL = 0xffffffffu;
+    int lane = threadIdx.x & 31;
+    int act = lane < cnt;
+    int o = act ? (FORWARD ? (ix & 31) : (ix >> 5)) : LD; /* idle lanes group apart */
+    int in = FORWARD ? (ix >> 5) : (ix & 31);
+    double p = (double)v * __shfl_sync(FULL, xd, in);
+    unsigned grp = __match_any_sync(FULL, o);
+    int rank = __popc(grp & ((1u << lane) - 1u));
+    int *count = reinterpret_cast<int *>(scratch + LD * LD);
+    __syncwarp(); /* the previous user of scratch is done */
+    count[lane] = 0;
+    __syncwarp();
+    if (act) {
+        scratch[o * LD + rank] = (uint8_t)lane;
+        if (rank == 0) count[o] = __popc(grp);
+    }
+    __syncwarp();
+    int n = count[lane];
+    int nmax = __reduce_max_sync(FULL, n);
+    for (int k = 0; k < nmax; k++) {
+        int from = k < n ? scratch[lane * LD + k] : 0;
+        double pk = __shfl_sync(FULL, p, from);
+        if (k < n) s += pk;
+    }
+    return s;
+}
+
+/* The partial sums of a small sparse tile e (nz entries) after its dependency's x arrived. */
+template <bool FORWARD, typename S>
+__device__ __forceinline__ double small_sparse_sum(const sparse_regs<S> &e, int nz, double xd, S *us)
+{
+    uint8_t *scratch = reinterpret_cast<uint8_t *>(us);
+    double s = add_sparse_chunk<FORWARD, S>(0.0, e.v[0], e.ix[0], nz < LD ? nz : LD, xd, scratch);
+    if (nz > LD) s = add_sparse_chunk<FORWARD, S>(s, e.v[1], e.ix[1], nz - LD, xd, scratch);
+    return s;
+}
+
 /* Lane c of one warp: s_c = sum_l U_t(l,c) x_k(l) over l ascending for tile t = (k,i) (mk x mi);
  * a sparse tile adds only its stored (nonzero) entries, a dense one every entry: exactly the
  * CPU's two loops. */
@@ -204,8 +312,17 @@ __device__ __forceinline__ double tile_tmatvec(const dev_tiles &T, const tile_me
 {
     int c = threadIdx.x & 31;
     int mk = m->depm[q];
+    if (c_small_sparse && m->sparse[q] && m->nnz[q] <= SMALL_SPARSE) {
+        sparse_regs<S> e = load_small_sparse<P, S>(T, m, q); /* final: load it while k finishes */
+        if (SF) { sf_wait(done, m->dep[q], epoch); TRACE_WAITED(m->dep[q]); }
+        double xk = (c < mk) ? ld_dep<SF>(x + m->dep0[q] + c) : 0.0;
+        return small_sparse_sum<true, S>(e, m->nnz[q], xk, us);
+    }
+    TRACE_T(t0);
     int sparse = stage_tile(T, m, q, mk, mi, us); /* the factor is final: load it while k finishes */
-    if (SF) sf_wait(done, m->dep[q], epoch);
+    TRACE_T(t1);
+    if (SF) { sf_wait(done, m->dep[q], epoch); TRACE_WAITED(m->dep[q]); }
+    TRACE_T(t2);
     double xk = (c < mk) ? ld_dep<SF>(x + m->dep0[q] + c) : 0.0;
     double s = 0.0;
     for (int l = 0; l < mk; l++) {
@@ -213,6 +330,9 @@ __device__ __forceinline__ double tile_tmatvec(const dev_tiles &T, const tile_me
         double u = us[l * SLD + c];
         if (c < mi && (!sparse || u != 0.0)) s += u * xl;
     }
+#ifdef ILDL_SOLVE_TRACE
+    { unsigned long long t3 = trace_after(s); TRACE_ADD(0, t1 - t0); TRACE_ADD(1, t2 - t1); TRACE_ADD(2, t3 - t2); TRACE_ADD(3, 1ULL); }
+#endif
     return s;
 }
 
@@ -223,8 +343,17 @@ __device__ __forceinline__ double tile_matvec(const dev_tiles &T, const tile_met
 {
     int r = threadIdx.x & 31;
     int mj = m->depm[q];
+    if (c_small_sparse && m->sparse[q] && m->nnz[q] <= SMALL_SPARSE) {
+        sparse_regs<S> e = load_small_sparse<P, S>(T, m, q);
+        if (SF) { sf_wait(done, m->dep[q], epoch); TRACE_WAITED(m->dep[q]); }
+        double xj = (r < mj) ? ld_dep<SF>(x + m->dep0[q] + r) : 0.0;
+        return small_sparse_sum<false, S>(e, m->nnz[q], xj, us);
+    }
+    TRACE_T(t0);
     int sparse = stage_tile(T, m, q, mi, mj, us);
-    if (SF) sf_wait(done, m->dep[q], epoch);
+    TRACE_T(t1);
+    if (SF) { sf_wait(done, m->dep[q], epoch); TRACE_WAITED(m->dep[q]); }
+    TRACE_T(t2);
     double xj = (r < mj) ? ld_dep<SF>(x + m->dep0[q] + r) : 0.0;
     double s = 0.0;
     for (int c = 0; c < mj; c++) {
@@ -232,6 +361,9 @@ __device__ __forceinline__ double tile_matvec(const dev_tiles &T, const tile_met
         double u = (r < mi) ? us[r * SLD + c] : 0.0;
         if (r < mi && (!sparse || u != 0.0)) s += u * xc;
     }
+#ifdef ILDL_SOLVE_TRACE
+    { unsigned long long t3 = trace_after(s); TRACE_ADD(0, t1 - t0); TRACE_ADD(1, t2 - t1); TRACE_ADD(2, t3 - t2); TRACE_ADD(3, 1ULL); }
+#endif
     return s;
 }
 
@@ -377,8 +509,22 @@ __global__ void __launch_bounds__(W * 32) k_forward_syncfree(dev_tiles T, double
         int t = sf_take(ticket, &slot);
         if (t >= T.nb) break;
         int32_t i = T.level_rows[t];
+#ifdef ILDL_SOLVE_TRACE
+        unsigned long long t_claim = trace_now();
+        if (threadIdx.x == 0) { s_trace_last = 0; s_trace_sum[0] = s_trace_sum[1] = s_trace_sum[2] = s_trace_sum[3] = 0; }
+#endif
         row_forward<W, true, S>(T, i, x, smem, done, ep);
         if (threadIdx.x < 32) sf_publish(done, i, ep);
+#ifdef ILDL_SOLVE_TRACE
+        if (threadIdx.x == 0 && g_sf_trace) {
+            unsigned long long *r = g_sf_trace + ((size_t)0 * T.nb + t) * 8;
+            r[0] = t_claim;
+            r[1] = s_trace_last;
+            r[2] = trace_now();
+            r[3] = (unsigned long long)i;
+            for (int k = 0; k < 4; k++) r[4 + k] = s_trace_sum[k];
+        }
+#endif
     }
 }
 
@@ -394,8 +540,22 @@ __global__ void __launch_bounds__(W * 32) k_backward_syncfree(dev_tiles T, doubl
         int t = sf_take(ticket, &slot);
         if (t >= T.nb) break;
         int32_t i = T.level_rows[T.nb - 1 - t];
+#ifdef ILDL_SOLVE_TRACE
+        unsigned long long t_claim = trace_now();
+        if (threadIdx.x == 0) { s_trace_last = 0; s_trace_sum[0] = s_trace_sum[1] = s_trace_sum[2] = s_trace_sum[3] = 0; }
+#endif
         row_backward<W, true, S>(T, i, x, smem, done, ep);
         if (threadIdx.x < 32) sf_publish(done, i, ep);
+#ifdef ILDL_SOLVE_TRACE
+        if (threadIdx.x == 0 && g_sf_trace) {
+            unsigned long long *r = g_sf_trace + ((size_t)1 * T.nb + t) * 8;
+            r[0] = t_claim;
+            r[1] = s_trace_last;
+            r[2] = trace_now();
+            r[3] = (unsigned long long)i;
+            for (int k = 0; k < 4; k++) r[4 + k] = s_trace_sum[k];
+        }
+#endif
     }
 }
 
@@ -429,6 +589,19 @@ template <int W, typename S> static cudaError_t configure_w(bool forward, int *p
     if (e == cudaSuccess) e = set_smem(sk, b);
     if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, sk, W * 32, b);
     return e;
+}
+
+#ifdef ILDL_SOLVE_TRACE
+cudaError_t solve_set_trace(unsigned long long *buf)
+{
+    return cudaMemcpyToSymbol(g_sf_trace, &buf, sizeof buf);
+}
+#endif
+
+cudaError_t solve_set_small_sparse(int on)
+{
+    int v = on ? 1 : 0;
+    return cudaMemcpyToSymbol(c_small_sparse, &v, sizeof v);
 }
 
 cudaError_t solve_set_protocol(int protocol)
