@@ -235,15 +235,18 @@ __device__ __forceinline__ int stage_tile(const dev_tiles &T, const tile_meta<P>
  * CPU's order (s_o starts at 0 and adds v*x per stored entry, idx ascending). Less work than
  * the dense loop over the whole tile (a sparse tile of the 1M control problems has ~40
  * entries in ~25x25), and no zero fill. c_small_sparse = 0 turns it off (experiments). */
-#define SMALL_SPARSE (2 * LD)
+#ifndef SMALL_SPARSE_CHUNKS
+#define SMALL_SPARSE_CHUNKS 2
+#endif
+#define SMALL_SPARSE (SMALL_SPARSE_CHUNKS * LD)
 __constant__ int c_small_sparse;
 
 template <typename S> struct sparse_regs {
-    S v[2];
-    uint16_t ix[2];
+    S v[SMALL_SPARSE_CHUNKS];
+    uint16_t ix[SMALL_SPARSE_CHUNKS];
 };
 
-/* Entries lane and lane + 32 of the sparse tile k of meta: values and local indices. */
+/* Entries lane, lane + 32, ... of the sparse tile k of meta: values and local indices. */
 template <int P, typename S>
 __device__ __forceinline__ sparse_regs<S> load_small_sparse(const dev_tiles &T, const tile_meta<P> *m, int k)
 {
@@ -251,7 +254,7 @@ __device__ __forceinline__ sparse_regs<S> load_small_sparse(const dev_tiles &T, 
     const int64_t v0 = m->off[k];
     sparse_regs<S> e;
 #pragma unroll
-    for (int b = 0; b < 2; b++) {
+    for (int b = 0; b < SMALL_SPARSE_CHUNKS; b++) {
         int q = b * LD + lane;
         e.v[b] = q < nz ? stage_val<S>(T, v0 + q) : (S)0;
         e.ix[b] = q < nz ? T.idx[v0 + q] : (uint16_t)0;
@@ -298,8 +301,10 @@ template <bool FORWARD, typename S>
 __device__ __forceinline__ double small_sparse_sum(const sparse_regs<S> &e, int nz, double xd, S *us)
 {
     uint8_t *scratch = reinterpret_cast<uint8_t *>(us);
-    double s = add_sparse_chunk<FORWARD, S>(0.0, e.v[0], e.ix[0], nz < LD ? nz : LD, xd, scratch);
-    if (nz > LD) s = add_sparse_chunk<FORWARD, S>(s, e.v[1], e.ix[1], nz - LD, xd, scratch);
+    double s = 0.0;
+#pragma unroll
+    for (int b = 0; b < SMALL_SPARSE_CHUNKS; b++)
+        if (nz > b * LD) s = add_sparse_chunk<FORWARD, S>(s, e.v[b], e.ix[b], nz - b * LD, xd, scratch);
     return s;
 }
 
