@@ -102,7 +102,28 @@ __device__ __forceinline__ unsigned long long trace_after(double v)
     do {                                                                                           \
         if ((threadIdx.x & 31) == 0) atomicAdd(&s_trace_sum[k], (ns));                             \
     } while (0)
+/* A row's records start (the claim time; sums reset) and end (written after the publish). */
+__device__ __forceinline__ unsigned long long trace_row_begin()
+{
+    if (threadIdx.x == 0) {
+        s_trace_last = 0;
+        for (int k = 0; k < 4; k++) s_trace_sum[k] = 0;
+    }
+    return trace_now();
+}
+__device__ __forceinline__ void trace_row_end(int dir, int32_t nb, int t, int32_t i, unsigned long long t_claim)
+{
+    if (threadIdx.x != 0 || !g_sf_trace) return;
+    unsigned long long *r = g_sf_trace + ((size_t)dir * nb + t) * 8;
+    r[0] = t_claim;
+    r[1] = s_trace_last;
+    r[2] = trace_now();
+    r[3] = (unsigned long long)i;
+    for (int k = 0; k < 4; k++) r[4 + k] = s_trace_sum[k];
+}
 #else
+__device__ __forceinline__ unsigned long long trace_row_begin() { return 0; }
+__device__ __forceinline__ void trace_row_end(int, int32_t, int, int32_t, unsigned long long) {}
 #define TRACE_WAITED(dep) ((void)0)
 #define TRACE_T(v) ((void)0)
 #define TRACE_ADD(k, ns) ((void)0)
@@ -514,22 +535,10 @@ __global__ void __launch_bounds__(W * 32) k_forward_syncfree(dev_tiles T, double
         int t = sf_take(ticket, &slot);
         if (t >= T.nb) break;
         int32_t i = T.level_rows[t];
-#ifdef ILDL_SOLVE_TRACE
-        unsigned long long t_claim = trace_now();
-        if (threadIdx.x == 0) { s_trace_last = 0; s_trace_sum[0] = s_trace_sum[1] = s_trace_sum[2] = s_trace_sum[3] = 0; }
-#endif
+        unsigned long long t_claim = trace_row_begin();
         row_forward<W, true, S>(T, i, x, smem, done, ep);
         if (threadIdx.x < 32) sf_publish(done, i, ep);
-#ifdef ILDL_SOLVE_TRACE
-        if (threadIdx.x == 0 && g_sf_trace) {
-            unsigned long long *r = g_sf_trace + ((size_t)0 * T.nb + t) * 8;
-            r[0] = t_claim;
-            r[1] = s_trace_last;
-            r[2] = trace_now();
-            r[3] = (unsigned long long)i;
-            for (int k = 0; k < 4; k++) r[4 + k] = s_trace_sum[k];
-        }
-#endif
+        trace_row_end(0, T.nb, t, i, t_claim);
     }
 }
 
@@ -545,22 +554,10 @@ __global__ void __launch_bounds__(W * 32) k_backward_syncfree(dev_tiles T, doubl
         int t = sf_take(ticket, &slot);
         if (t >= T.nb) break;
         int32_t i = T.level_rows[T.nb - 1 - t];
-#ifdef ILDL_SOLVE_TRACE
-        unsigned long long t_claim = trace_now();
-        if (threadIdx.x == 0) { s_trace_last = 0; s_trace_sum[0] = s_trace_sum[1] = s_trace_sum[2] = s_trace_sum[3] = 0; }
-#endif
+        unsigned long long t_claim = trace_row_begin();
         row_backward<W, true, S>(T, i, x, smem, done, ep);
         if (threadIdx.x < 32) sf_publish(done, i, ep);
-#ifdef ILDL_SOLVE_TRACE
-        if (threadIdx.x == 0 && g_sf_trace) {
-            unsigned long long *r = g_sf_trace + ((size_t)1 * T.nb + t) * 8;
-            r[0] = t_claim;
-            r[1] = s_trace_last;
-            r[2] = trace_now();
-            r[3] = (unsigned long long)i;
-            for (int k = 0; k < 4; k++) r[4 + k] = s_trace_sum[k];
-        }
-#endif
+        trace_row_end(1, T.nb, t, i, t_claim);
     }
 }
 
