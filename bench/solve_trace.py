@@ -25,7 +25,7 @@ def load(path):
     off += 4 * (nlev + 1)
     rows = struct.unpack_from("<%di" % nb, data, off)
     off += 4 * nb
-    rec = struct.unpack_from("<%dQ" % (16 * nb), data, off)
+    rec = struct.unpack_from("<%dQ" % (20 * nb), data, off)
     return nb, nlev, level_ptr, rows, rec
 
 
@@ -40,10 +40,12 @@ def full_time(lt, ref):
 
 def sweep(nb, level_ptr, rows, rec, d):
     claim, wait, dep, pub, row_of = {}, {}, {}, {}, {}
-    base = d * nb * 8
+    base = d * nb * 10
     sums = [0, 0, 0, 0]
+    marks = {}
     for t in range(nb):
-        c, last, p, i, st, wt, ct, nt = rec[base + 8 * t: base + 8 * t + 8]
+        c, last, p, i, st, wt, ct, nt, m0, m1 = rec[base + 10 * t: base + 10 * t + 10]
+        marks[i] = (m0, m1)
         for k, v in enumerate((st, wt, ct, nt)):
             sums[k] += v
         claim[i], pub[i] = c, p
@@ -55,7 +57,13 @@ def sweep(nb, level_ptr, rows, rec, d):
     # the critical path, back from the last row published
     i = max(pub, key=pub.get)
     steps, lag, handoff, finish = 0, 0, 0, 0
+    fin = [0, 0, 0]  # last wait -> groups summed -> V_ii applied -> published
     while i in dep:
+        m0, m1 = marks[i]
+        if m0 and m1:
+            fin[0] += m0 - wait[i]
+            fin[1] += m1 - m0
+            fin[2] += pub[i] - m1
         k = dep[i]
         steps += 1
         if claim[i] > pub[k]:
@@ -79,6 +87,7 @@ def sweep(nb, level_ptr, rows, rec, d):
         "median_row_us": statistics.median(pub[i] - claim[i] for i in pub) / 1e3,
         "tiles": sums[3], "stage_us": sums[0] / 1e3, "wait_us": sums[1] / 1e3, "compute_us": sums[2] / 1e3,
         "row_us": sum(pub[i] - claim[i] for i in pub) / 1e3,
+        "fin_us": [v / 1e3 for v in fin],
     }
 
 
@@ -92,6 +101,8 @@ def main():
               % (name, s["span_us"], s["levels"], s["steps"], s["path_lag_us"], s["path_handoff_us"],
                  s["path_finish_us"], s["path_head_us"], s["median_handoff_us"], s["median_finish_us"],
                  s["median_row_us"], s["rows_claimed_late"], s["rows_waiting"]))
+        print("         finish on the critical path: to the groups' sum %.1f, V_ii %.1f, store+publish %.1f us"
+              % tuple(s["fin_us"]))
         warps = [int(a) for a in sys.argv[2 + d].split("x")] if len(sys.argv) > 3 else None
         line = ("         tiles %d: per tile stage %.2f, wait %.2f, compute %.2f us (warp time, means); rows "
                 "claim-to-publish %.0f block-us" % (s["tiles"], s["stage_us"] / max(1, s["tiles"]),

@@ -192,6 +192,8 @@ static int set_solve_warps(ildl_cuda_ctx *c, int wf, int wb)
         CU(solve_set_protocol(env ? atoi(env) : ILDL_SF_PROTOCOL));
         env = getenv("ILDL_SMALL_SPARSE"); /* experiments: 0 stages every tile densely */
         CU(solve_set_small_sparse(env ? atoi(env) : 1));
+        env = getenv("ILDL_SF_BACKOFF"); /* experiments: the longest pause between polls, ns */
+        CU(solve_set_backoff(env && atoi(env) > 0 ? (unsigned)atoi(env) : ILDL_SF_BACKOFF));
     }
     c->solve_warps_f = wf;
     c->solve_warps_b = wb;
@@ -345,7 +347,7 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
             c->prof_solve = 1;
 #ifdef ILDL_SOLVE_TRACE
             if (getenv("ILDL_SOLVE_TRACE")) {
-                CU(alloc(&c->d_trace, (size_t)16 * T->nb, B));
+                CU(alloc(&c->d_trace, (size_t)20 * T->nb, B));
                 CU(solve_set_trace(c->d_trace));
             }
 #endif
@@ -606,7 +608,7 @@ cleanup:
  * (bench/solve_trace.py reads it); the last traced solve wins. */
 static void trace_dump(ildl_cuda_ctx *c, const char *path)
 {
-    size_t nrec = (size_t)16 * c->nb;
+    size_t nrec = (size_t)20 * c->nb;
     unsigned long long *rec = (unsigned long long *)malloc(nrec * sizeof *rec);
     int32_t *rows = (int32_t *)malloc(sizeof(int32_t) * (size_t)c->nb);
     FILE *f = fopen(path, "wb");

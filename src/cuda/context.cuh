@@ -60,7 +60,7 @@ struct ildl_cuda_ctx {
     int prof_solve;        /* ILDL_CUDA_PROFILE set: time the sweeps of uncaptured solves */
     cudaEvent_t ev[4];
 #ifdef ILDL_SOLVE_TRACE
-    unsigned long long *d_trace; /* experiments: solve.cu's per-ticket records, [2][nb][4] */
+    unsigned long long *d_trace; /* experiments: solve.cu's per-ticket records, [2][nb][10] */
 #endif
     int sf_blocks_f, sf_blocks_b; /* grids of the sync-free solve kernels: as many blocks as fit */
     int *d_done_f, *d_done_b, *d_epoch, *d_tickets; /* sync-free solve flags; d_tickets[2] = 0 */

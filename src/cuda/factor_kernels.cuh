@@ -48,6 +48,11 @@ void solve_meta_launch(const dev_tiles &T, cudaStream_t s);
 #endif
 cudaError_t solve_set_protocol(int protocol);
 cudaError_t solve_set_small_sparse(int on);
+/* The sync-free solves' longest pause between polls of a flag, in ns (ILDL_SF_BACKOFF). */
+#ifndef ILDL_SF_BACKOFF
+#define ILDL_SF_BACKOFF 64
+#endif
+cudaError_t solve_set_backoff(unsigned ns);
 #ifdef ILDL_SOLVE_TRACE
 cudaError_t solve_set_trace(unsigned long long *buf);
 #endif

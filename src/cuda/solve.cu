@@ -27,6 +27,8 @@
 /* How rows publish and wait (solve_set_protocol): 0, fences (volatile poll, fence; fence,
  * atomicExch); 1, acquire load / release store of the flag. Same results either way. */
 __constant__ int c_sf_protocol;
+/* The longest pause between two polls of a flag, ns (solve_set_backoff). */
+__constant__ unsigned c_sf_backoff;
 
 /* Wait until row k's flag carries this epoch, then make its x visible to the warp. */
 __device__ __forceinline__ void sf_wait(const int *done, int32_t k, int epoch)
@@ -41,12 +43,12 @@ __device__ __forceinline__ void sf_wait(const int *done, int32_t k, int epoch)
                 asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(done + k) : "memory");
                 if (v == epoch) break;
                 __nanosleep(ns);
-                if (ns < 64) ns *= 2;
+                if (ns < c_sf_backoff) ns *= 2;
             }
         } else {
             while (*(volatile const int *)(done + k) != epoch) {
                 __nanosleep(ns);
-                if (ns < 64) ns *= 2;
+                if (ns < c_sf_backoff) ns *= 2;
             }
             __threadfence();
         }
@@ -78,7 +80,8 @@ template <bool SF> __device__ __forceinline__ double ld_dep(const double *p)
 /* Experiments only (-DILDL_SOLVE_TRACE): per ticket and direction, the claim time, the last
  * dependency wait (time << 24 | row), the publish time, in globaltimer ns (solve_set_trace). */
 __device__ unsigned long long *g_sf_trace;
-__shared__ unsigned long long s_trace_last, s_trace_sum[4]; /* stage, wait, compute ns; tiles */
+__shared__ unsigned long long s_trace_last, s_trace_sum[4], s_trace_mark[2]; /* stage, wait, compute ns;
+                                                                        * tiles; groups summed, V_ii applied */
 __device__ __forceinline__ unsigned long long trace_now()
 {
     unsigned long long t;
@@ -98,6 +101,10 @@ __device__ __forceinline__ unsigned long long trace_after(double v)
             atomicMax(&s_trace_last, ((trace_now() & ((1ULL << 40) - 1)) << 24) | (unsigned)(dep)); \
     } while (0)
 #define TRACE_T(v) unsigned long long v = trace_now()
+#define TRACE_MARK(k, v)                                                                           \
+    do {                                                                                           \
+        if (threadIdx.x == 0) s_trace_mark[k] = trace_after(v);                                    \
+    } while (0)
 #define TRACE_ADD(k, ns)                                                                           \
     do {                                                                                           \
         if ((threadIdx.x & 31) == 0) atomicAdd(&s_trace_sum[k], (ns));                             \
@@ -108,24 +115,28 @@ __device__ __forceinline__ unsigned long long trace_row_begin()
     if (threadIdx.x == 0) {
         s_trace_last = 0;
         for (int k = 0; k < 4; k++) s_trace_sum[k] = 0;
+        s_trace_mark[0] = s_trace_mark[1] = 0;
     }
     return trace_now();
 }
 __device__ __forceinline__ void trace_row_end(int dir, int32_t nb, int t, int32_t i, unsigned long long t_claim)
 {
     if (threadIdx.x != 0 || !g_sf_trace) return;
-    unsigned long long *r = g_sf_trace + ((size_t)dir * nb + t) * 8;
+    unsigned long long *r = g_sf_trace + ((size_t)dir * nb + t) * 10;
     r[0] = t_claim;
     r[1] = s_trace_last;
     r[2] = trace_now();
     r[3] = (unsigned long long)i;
     for (int k = 0; k < 4; k++) r[4 + k] = s_trace_sum[k];
+    r[8] = s_trace_mark[0];
+    r[9] = s_trace_mark[1];
 }
 #else
 __device__ __forceinline__ unsigned long long trace_row_begin() { return 0; }
 __device__ __forceinline__ void trace_row_end(int, int32_t, int, int32_t, unsigned long long) {}
 #define TRACE_WAITED(dep) ((void)0)
 #define TRACE_T(v) ((void)0)
+#define TRACE_MARK(k, v) ((void)0)
 #define TRACE_ADD(k, ns) ((void)0)
 #endif
 
@@ -428,6 +439,7 @@ __device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *sm
         __syncthreads();
     }
     if (w != 0) return;
+    TRACE_MARK(0, xv);
     /* U_ii^-T = V_ii^T (the stored inverse): lane c adds V(l,c) y_l over l < c ascending (the
      * CPU's order); the y_l come by shuffle and do not depend on each other */
     __syncwarp();
@@ -437,6 +449,7 @@ __device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *sm
         if (c > l && c < mi) s += ud[l * mi + c] * yl;
     }
     xv += s;
+    TRACE_MARK(1, xv);
     if (c < mi) xi[c] = xv;
     __syncwarp();
 }
@@ -473,6 +486,7 @@ __device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *s
         __syncthreads();
     }
     if (w != 0) return;
+    TRACE_MARK(0, xv);
     /* U_ii^-1 = V_ii: lane r adds V(r,c) y_c over c > r ascending */
     __syncwarp();
     double s = 0.0;
@@ -481,6 +495,7 @@ __device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *s
         if (r < c) s += ud[r * SLD + c] * yc;
     }
     xv += s;
+    TRACE_MARK(1, xv);
     if (r < mi) xi[r] = xv;
     __syncwarp();
 }
@@ -604,6 +619,11 @@ cudaError_t solve_set_small_sparse(int on)
 {
     int v = on ? 1 : 0;
     return cudaMemcpyToSymbol(c_small_sparse, &v, sizeof v);
+}
+
+cudaError_t solve_set_backoff(unsigned ns)
+{
+    return cudaMemcpyToSymbol(c_sf_backoff, &ns, sizeof ns);
 }
 
 cudaError_t solve_set_protocol(int protocol)
