@@ -257,11 +257,18 @@ def targets(large, bw):
     if not rows:
         return
     print("\n## Targets at n ≥ 1M (H200)\n")
-    hop = HANDOFF.get("handoff_acqrel_us", HANDOFF["handoff_us"]) if HANDOFF else None
+    hop = None
+    if HANDOFF and "handoff_values_us" in HANDOFF:  # the solves' protocol 2 (values polled, no flags)
+        hop = HANDOFF["handoff_values_us"]
+        how = (f"the solves' protocol (poll the 32 values until written, write 32 values; "
+               f"{HANDOFF['handoff_acqrel_us']:.2f} µs with acquire/release flags, ")
+    elif HANDOFF:
+        hop = HANDOFF.get("handoff_acqrel_us", HANDOFF["handoff_us"])
+        how = "the solves' acquire/release flags (wait, read 32 values, publish; "
     if HANDOFF:
         print(f"Latency bound: one level of a block triangular solve cannot take less than one cross-SM "
-              f"dependency step, measured in the same run by `ildl-handoff` at {hop:.2f} µs with the solves' "
-              f"acquire/release flags (wait, read 32 values, publish; {HANDOFF['handoff_us']:.2f} µs with "
+              f"dependency step, measured in the same run by `ildl-handoff` at {hop:.2f} µs with {how}"
+              f"{HANDOFF['handoff_us']:.2f} µs with "
               f"fences, {HANDOFF['handoff_trsv_us']:.2f} µs with fences and a 32-step substitution). So one "
               f"SQMR iteration takes at least 2 × levels × {hop:.2f} µs, whatever the bytes; the last column "
               f"is that bound over the bandwidth floor.\n")

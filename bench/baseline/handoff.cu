@@ -8,6 +8,9 @@
  *   variant "trsv":  the same plus a 32-step dependent warp substitution (a diagonal-tile solve)
  *   variant "acqrel": bare, with an acquire-load poll and a release store of the flag instead of
  *                     volatile poll + fence and fence + atomicExch ("spin": without back-off)
+ *   variant "values": no flags (the solves' default protocol 2): the 32 values start as a
+ *                     signalling NaN, step s polls step s-1's values until none is, and writes
+ *                     its own with relaxed stores
  * Prints one JSON object with the median microseconds per step of 7 runs; exit 2 without a GPU.
  *   usage: ildl-handoff [L] */
 #include <cuda_runtime.h>
@@ -47,14 +50,39 @@ __device__ __forceinline__ void wait_flag_acquire(const int *flags, int s, int e
     __syncwarp();
 }
 
+#define UNSET 0x7ff4deadbeefcafeLL
+
+/* Step s-1's value for this lane once it is no longer UNSET (all lanes wait for all 32). */
+__device__ __forceinline__ double poll_values(const double *p)
+{
+    int lane = threadIdx.x & 31;
+    unsigned ns = 8;
+    long long b;
+    for (;;) {
+        asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(b) : "l"(p + lane) : "memory");
+        if (__all_sync(0xffffffffu, b != UNSET)) break;
+        __nanosleep(ns);
+        if (ns < 64) ns *= 2;
+    }
+    return __longlong_as_double(b);
+}
+
+__global__ void k_unset(double *x, size_t n)
+{
+    size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) x[k] = __longlong_as_double(UNSET);
+}
+
 /* protocol 0: the sync-free solve's (volatile poll + fence; fence + atomicExch);
- * 1: acquire load / release store; 2: as 1 without the sleep back-off */
+ * 1: acquire load / release store; 2: as 1 without the sleep back-off; 3: values polled */
 __global__ void k_chain(int *flags, double *x, int L, int epoch, int trsv, int protocol)
 {
     int lane = threadIdx.x & 31;
     for (int s = blockIdx.x; s < L; s += gridDim.x) {
         double v = 1.0;
-        if (s > 0) {
+        if (s > 0 && protocol == 3) {
+            v = poll_values(x + (size_t)(s - 1) * 32);
+        } else if (s > 0) {
             if (protocol == 0) wait_flag(flags, s - 1, epoch);
             else wait_flag_acquire(flags, s - 1, epoch, protocol == 1);
             v = __ldcg(x + (size_t)(s - 1) * 32 + lane);
@@ -65,6 +93,12 @@ __global__ void k_chain(int *flags, double *x, int L, int epoch, int trsv, int p
                 double p = __shfl_sync(0xffffffffu, v, k);
                 if (lane > k) v -= 0.5 * p;
             }
+        }
+        if (protocol == 3) {
+            double o = v * 0.5;
+            asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(x + (size_t)s * 32 + lane),
+                         "l"(__double_as_longlong(o)) : "memory");
+            continue;
         }
         x[(size_t)s * 32 + lane] = v * 0.5;
         if (protocol == 0) {
@@ -90,10 +124,14 @@ static double time_chain(int *flags, double *x, int L, int G, int trsv, int prot
     cudaEvent_t e0 = NULL, e1 = NULL;
     float ms[REPS];
     double us = -1.0;
+    const size_t nx = (size_t)32 * L;
+    const unsigned fill = (unsigned)((nx + 255) / 256);
     if (cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess) goto cleanup;
+    if (protocol == 3) k_unset<<<fill, 256>>>(x, nx);
     k_chain<<<G, 32>>>(flags, x, L, ++*epoch, trsv, protocol); /* warm-up */
     if (cudaDeviceSynchronize() != cudaSuccess) goto cleanup;
     for (int r = 0; r < REPS; r++) {
+        if (protocol == 3) k_unset<<<fill, 256>>>(x, nx); /* not timed */
         cudaEventRecord(e0, 0);
         k_chain<<<G, 32>>>(flags, x, L, ++*epoch, trsv, protocol);
         cudaEventRecord(e1, 0);
@@ -131,13 +169,14 @@ int main(int argc, char **argv)
         double trsv = time_chain(flags, x, L, G, 1, 0, &epoch);
         double acq = time_chain(flags, x, L, G, 0, 1, &epoch);
         double spin = time_chain(flags, x, L, G, 0, 2, &epoch);
-        if (bare < 0 || trsv < 0 || acq < 0 || spin < 0) {
+        double values = time_chain(flags, x, L, G, 0, 3, &epoch);
+        if (bare < 0 || trsv < 0 || acq < 0 || spin < 0 || values < 0) {
             fprintf(stderr, "ildl-handoff: %s\n", cudaGetErrorString(cudaGetLastError()));
             goto cleanup;
         }
         printf("{\"device\":\"%s\",\"sms\":%d,\"steps\":%d,\"handoff_us\":%.3f,\"handoff_trsv_us\":%.3f,"
-               "\"handoff_acqrel_us\":%.3f,\"handoff_acqrel_spin_us\":%.3f}\n",
-               prop.name, G, L, bare, trsv, acq, spin);
+               "\"handoff_acqrel_us\":%.3f,\"handoff_acqrel_spin_us\":%.3f,\"handoff_values_us\":%.3f}\n",
+               prop.name, G, L, bare, trsv, acq, spin, values);
         rc = 0;
     }
 cleanup:

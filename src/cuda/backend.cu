@@ -70,7 +70,7 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
                     (void *)c->d_w, (void *)c->d_r, (void *)c->d_z, (void *)c->d_arow,
                     (void *)c->d_acol, (void *)c->d_aval, (void *)c->d_done_f,
                     (void *)c->d_done_b, (void *)c->d_epoch, (void *)c->d_tickets, (void *)c->T.val32, (void *)c->d_tile_rr,
-                    (void *)c->d_tile_s, (void *)c->d_slot_size, (void *)c->d_perm, (void *)c->d_scale,
+                    (void *)c->d_tile_s, (void *)c->d_sweep, (void *)c->d_slot_size, (void *)c->d_perm, (void *)c->d_scale,
                     (void *)c->d_totals};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++)
         if (ptrs[k]) cudaFree(ptrs[k]);
@@ -188,8 +188,10 @@ static int set_solve_warps(ildl_cuda_ctx *c, int wf, int wb)
     int status = ILDL_SUCCESS, fwd = 0, bwd = 0;
     CU(solve_configure(wf, wb, c->T.val32 != NULL, &fwd, &bwd));
     {
-        const char *env = getenv("ILDL_SF_PROTOCOL"); /* experiments: 0 fences, 1 acquire/release */
-        CU(solve_set_protocol(env ? atoi(env) : ILDL_SF_PROTOCOL));
+        const char *env = getenv("ILDL_SF_PROTOCOL"); /* experiments: 0 fences, 1 acquire/release, 2 values */
+        c->sf_protocol = env ? atoi(env) : ILDL_SF_PROTOCOL;
+        c->sf_protocol = c->sf_protocol == 2 ? 2 : c->sf_protocol ? 1 : 0;
+        CU(solve_set_protocol(c->sf_protocol));
         env = getenv("ILDL_SMALL_SPARSE"); /* experiments: 0 stages every tile densely */
         CU(solve_set_small_sparse(env ? atoi(env) : 1));
         env = getenv("ILDL_SF_BACKOFF"); /* experiments: the longest pause between polls, ns */
@@ -326,6 +328,7 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         CU(alloc(&c->d_state, 1, B));
         CU(alloc(&c->d_done_f, (size_t)T->nb, B));
         CU(alloc(&c->d_done_b, (size_t)T->nb, B));
+        CU(alloc(&c->d_sweep, (size_t)T->n, B));
         CU(alloc(&c->d_epoch, 1, B));
         CU(alloc(&c->d_tickets, 3, B));
         CU(cudaMemset(c->d_done_f, 0, sizeof(int) * (size_t)T->nb));
@@ -636,17 +639,30 @@ static int solve_device(ildl_cuda_ctx *c, double *x, cudaStream_t s)
         cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
         int prof = c->prof_solve && cudaStreamIsCapturing(s, &cap) == cudaSuccess &&
                    cap == cudaStreamCaptureStatusNone;
+        /* protocol 2: x -> (forward) d_sweep -> (D) d_sweep -> (backward) x, each sweep writing
+         * into a vector set to "unset" just before; else both sweeps in place on x */
+        const int values = c->sf_protocol == 2;
+        double *y = values ? c->d_sweep : x;
+        const unsigned nblk = (unsigned)((c->n + 255) / 256);
         if (prof) CU(cudaEventRecord(c->ev[0], s));
         k_syncfree_begin<<<1, 1, 0, s>>>(c->d_epoch, c->d_tickets, c->d_skip);
         CU_LAUNCH();
-        solve_launch(WF, SOLVE_FORWARD_SYNCFREE, c->sf_blocks_f, s, c->T, NULL, x, c->d_done_f,
+        if (values) {
+            k_sf_unset<<<nblk, 256, 0, s>>>(y, c->n, c->d_skip);
+            CU_LAUNCH();
+        }
+        solve_launch(WF, SOLVE_FORWARD_SYNCFREE, c->sf_blocks_f, s, c->T, NULL, x, y, c->d_done_f,
                      c->d_tickets, c->d_epoch, c->d_skip);
         CU_LAUNCH();
         if (prof) CU(cudaEventRecord(c->ev[1], s));
-        k_dsolve<<<(c->n + 255) / 256, 256, 0, s>>>(c->T, x, c->d_skip);
+        k_dsolve<<<nblk, 256, 0, s>>>(c->T, y, c->d_skip);
         CU_LAUNCH();
+        if (values) {
+            k_sf_unset<<<nblk, 256, 0, s>>>(x, c->n, c->d_skip);
+            CU_LAUNCH();
+        }
         if (prof) CU(cudaEventRecord(c->ev[2], s));
-        solve_launch(WB, SOLVE_BACKWARD_SYNCFREE, c->sf_blocks_b, s, c->T, NULL, x, c->d_done_b,
+        solve_launch(WB, SOLVE_BACKWARD_SYNCFREE, c->sf_blocks_b, s, c->T, NULL, y, x, c->d_done_b,
                      c->d_tickets + 1, c->d_epoch, c->d_skip);
         CU_LAUNCH();
         if (prof) {
@@ -664,14 +680,14 @@ static int solve_device(ildl_cuda_ctx *c, double *x, cudaStream_t s)
     }
     for (int32_t lev = 0; lev < c->nlevels; lev++) {
         int32_t r0 = c->level_ptr[lev], nr = c->level_ptr[lev + 1] - r0;
-        solve_launch(WF, SOLVE_FORWARD_LEVEL, nr, s, c->T, c->d_level_rows + r0, x, NULL, NULL, NULL, c->d_skip);
+        solve_launch(WF, SOLVE_FORWARD_LEVEL, nr, s, c->T, c->d_level_rows + r0, x, x, NULL, NULL, NULL, c->d_skip);
         CU_LAUNCH();
     }
     k_dsolve<<<(c->n + 255) / 256, 256, 0, s>>>(c->T, x, c->d_skip);
     CU_LAUNCH();
     for (int32_t lev = c->nlevels - 1; lev >= 0; lev--) {
         int32_t r0 = c->level_ptr[lev], nr = c->level_ptr[lev + 1] - r0;
-        solve_launch(WB, SOLVE_BACKWARD_LEVEL, nr, s, c->T, c->d_level_rows + r0, x, NULL, NULL, NULL, c->d_skip);
+        solve_launch(WB, SOLVE_BACKWARD_LEVEL, nr, s, c->T, c->d_level_rows + r0, x, x, NULL, NULL, NULL, c->d_skip);
         CU_LAUNCH();
     }
 cleanup:

@@ -64,6 +64,8 @@ struct ildl_cuda_ctx {
 #endif
     int sf_blocks_f, sf_blocks_b; /* grids of the sync-free solve kernels: as many blocks as fit */
     int *d_done_f, *d_done_b, *d_epoch, *d_tickets; /* sync-free solve flags; d_tickets[2] = 0 */
+    int sf_protocol;       /* solve.cu's c_sf_protocol */
+    double *d_sweep;       /* [n] protocol 2: the forward sweep's result (filled unset first) */
     const int *d_skip;     /* what the solve kernels read to skip (solve.cu): d_tickets + 2, or
                               SQMR's halt flag while its iteration is captured */
     /* SQMR (sqmr.cu): device vectors, scalars, partial sums and the captured iteration */

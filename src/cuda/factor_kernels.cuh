@@ -41,10 +41,10 @@ enum { SOLVE_FORWARD_LEVEL, SOLVE_BACKWARD_LEVEL, SOLVE_FORWARD_SYNCFREE, SOLVE_
 int solve_warps_valid(int warps);
 /* Pack T.fwd_meta and T.bwd_meta from the factor just computed, on stream s (solve.cu). */
 void solve_meta_launch(const dev_tiles &T, cudaStream_t s);
-/* The sync-free solves' flag protocol (0: fences, 1: acquire/release; results identical) on the
- * current device. */
+/* The sync-free solves' protocol (0: flags and fences, 1: flags with acquire/release, 2: values
+ * polled, no flags; results identical) on the current device. */
 #ifndef ILDL_SF_PROTOCOL
-#define ILDL_SF_PROTOCOL 1
+#define ILDL_SF_PROTOCOL 2 /* 12-18% faster sweeps than 1 at n = 1M (perf-notes §33) */
 #endif
 cudaError_t solve_set_protocol(int protocol);
 cudaError_t solve_set_small_sparse(int on);
@@ -61,8 +61,11 @@ cudaError_t solve_set_trace(unsigned long long *buf);
  * else double; how many blocks of the sync-free kernels fit on one SM. */
 cudaError_t solve_configure(int warps_f, int warps_b, bool float_tiles, int *fwd_per_sm, int *bwd_per_sm);
 /* Launch solve kernel `kind` (SOLVE_*) of `warps` warps on `grid` blocks (level kinds: one
- * block per entry of rows; sync-free kinds: rows unused). Check with cudaGetLastError. */
+ * block per entry of rows, in place on x; sync-free kinds: rows unused, right-hand side xin,
+ * result x, which may be xin except under protocol 2). Check with cudaGetLastError. */
 void solve_launch(int warps, int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
-                  double *x, int *done, int *ticket, const int *epoch, const int *skip);
+                  const double *xin, double *x, int *done, int *ticket, const int *epoch, const int *skip);
+/* Protocol 2 of the sync-free solves: v[0..n) <- the "not written yet" value. */
+__global__ void k_sf_unset(double *v, int32_t n, const int *skip);
 
 #endif

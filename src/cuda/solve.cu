@@ -25,8 +25,14 @@
 
 
 /* How rows publish and wait (solve_set_protocol): 0, fences (volatile poll, fence; fence,
- * atomicExch); 1, acquire load / release store of the flag. Same results either way. */
+ * atomicExch); 1, acquire load / release store of a per-row flag; 2, no flags: the sweep
+ * writes into a vector filled with SF_UNSET beforehand, and a waiting warp polls the values it
+ * needs until none is SF_UNSET (one relaxed 8-byte store per value, single-copy atomic; the
+ * value arrives with the poll that sees it, and the writer needs no fence). Same results. */
 __constant__ int c_sf_protocol;
+/* A signalling NaN: arithmetic never produces one (it quiets NaNs), and every value a sweep
+ * writes comes out of an addition, so no written value can look unset. */
+#define SF_UNSET 0x7ff4deadbeefcafeLL
 /* The longest pause between two polls of a flag, ns (solve_set_backoff). */
 __constant__ unsigned c_sf_backoff;
 
@@ -74,6 +80,47 @@ __device__ __forceinline__ void sf_publish(int *done, int32_t i, int epoch)
 template <bool SF> __device__ __forceinline__ double ld_dep(const double *p)
 {
     return SF ? __ldcg(p) : *p;
+}
+
+/* Protocol 2: lane c < m returns p[c] once it is set (all lanes wait for all m values). */
+__device__ __forceinline__ double sf_poll_values(const double *p, int m)
+{
+    int c = threadIdx.x & 31;
+    unsigned ns = 8;
+    double v = 0.0;
+    for (;;) {
+        int ok = 1;
+        if (c < m) {
+            long long b;
+            asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(b) : "l"(p + c) : "memory");
+            v = __longlong_as_double(b);
+            ok = b != SF_UNSET;
+        }
+        if (__all_sync(0xffffffffu, ok)) break;
+        __nanosleep(ns);
+        if (ns < c_sf_backoff) ns *= 2;
+    }
+    return c < m ? v : 0.0;
+}
+
+/* A dependency's m values p[0..m) for lane c < m (0 beyond): after its flag (protocols 0, 1)
+ * or polled (2) in the sync-free schedule, final already in the level schedule. */
+template <bool SF>
+__device__ __forceinline__ double dep_values(const double *p, int m, int32_t k, const int *done, int epoch)
+{
+    int c = threadIdx.x & 31;
+    if (SF && c_sf_protocol == 2) return sf_poll_values(p, m);
+    if (SF) sf_wait(done, k, epoch);
+    return c < m ? ld_dep<SF>(p + c) : 0.0;
+}
+
+/* Store a row's value: relaxed in the sync-free schedule (others poll it under protocol 2). */
+template <bool SF> __device__ __forceinline__ void st_row(double *p, double v)
+{
+    if (SF)
+        asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(p), "l"(__double_as_longlong(v)) : "memory");
+    else
+        *p = v;
 }
 
 #ifdef ILDL_SOLVE_TRACE
@@ -351,16 +398,16 @@ __device__ __forceinline__ double tile_tmatvec(const dev_tiles &T, const tile_me
     int mk = m->depm[q];
     if (c_small_sparse && m->sparse[q] && m->nnz[q] <= SMALL_SPARSE) {
         sparse_regs<S> e = load_small_sparse<P, S>(T, m, q); /* final: load it while k finishes */
-        if (SF) { sf_wait(done, m->dep[q], epoch); TRACE_WAITED(m->dep[q]); }
-        double xk = (c < mk) ? ld_dep<SF>(x + m->dep0[q] + c) : 0.0;
+        double xk = dep_values<SF>(x + m->dep0[q], mk, m->dep[q], done, epoch);
+        if (SF) TRACE_WAITED(m->dep[q]);
         return small_sparse_sum<true, S>(e, m->nnz[q], xk, us);
     }
     TRACE_T(t0);
     int sparse = stage_tile(T, m, q, mk, mi, us); /* the factor is final: load it while k finishes */
     TRACE_T(t1);
-    if (SF) { sf_wait(done, m->dep[q], epoch); TRACE_WAITED(m->dep[q]); }
+    double xk = dep_values<SF>(x + m->dep0[q], mk, m->dep[q], done, epoch);
+    if (SF) TRACE_WAITED(m->dep[q]);
     TRACE_T(t2);
-    double xk = (c < mk) ? ld_dep<SF>(x + m->dep0[q] + c) : 0.0;
     double s = 0.0;
     for (int l = 0; l < mk; l++) {
         double xl = __shfl_sync(0xffffffffu, xk, l);
@@ -382,16 +429,16 @@ __device__ __forceinline__ double tile_matvec(const dev_tiles &T, const tile_met
     int mj = m->depm[q];
     if (c_small_sparse && m->sparse[q] && m->nnz[q] <= SMALL_SPARSE) {
         sparse_regs<S> e = load_small_sparse<P, S>(T, m, q);
-        if (SF) { sf_wait(done, m->dep[q], epoch); TRACE_WAITED(m->dep[q]); }
-        double xj = (r < mj) ? ld_dep<SF>(x + m->dep0[q] + r) : 0.0;
+        double xj = dep_values<SF>(x + m->dep0[q], mj, m->dep[q], done, epoch);
+        if (SF) TRACE_WAITED(m->dep[q]);
         return small_sparse_sum<false, S>(e, m->nnz[q], xj, us);
     }
     TRACE_T(t0);
     int sparse = stage_tile(T, m, q, mi, mj, us);
     TRACE_T(t1);
-    if (SF) { sf_wait(done, m->dep[q], epoch); TRACE_WAITED(m->dep[q]); }
+    double xj = dep_values<SF>(x + m->dep0[q], mj, m->dep[q], done, epoch);
+    if (SF) TRACE_WAITED(m->dep[q]);
     TRACE_T(t2);
-    double xj = (r < mj) ? ld_dep<SF>(x + m->dep0[q] + r) : 0.0;
     double s = 0.0;
     for (int c = 0; c < mj; c++) {
         double xc = __shfl_sync(0xffffffffu, xj, c);
@@ -413,8 +460,8 @@ __device__ __forceinline__ double tile_matvec(const dev_tiles &T, const tile_met
  * with nothing left to stage or gather after it.
  * Shared memory (smem_bytes): a staging tile per warp, V_ii, the partial sums. */
 template <int W, bool SF, typename S>
-__device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *smem, const int *done,
-                            int epoch)
+__device__ void row_forward(const dev_tiles &T, int32_t i, const double *xin, double *x, double *smem,
+                            const int *done, int epoch)
 {
     constexpr int P = PARTS_FORWARD;
     __shared__ tile_meta<P> meta;
@@ -423,7 +470,7 @@ __device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *sm
     double *part = reinterpret_cast<double *>(ud + TILE); /* 8-byte aligned: W * STILE + TILE is even */
     int mi = dev_bsize(T, i);
     double *xi = x + T.bstart[i];
-    double xv = (w == 0 && c < mi) ? ld_dep<SF>(xi + c) : 0.0;
+    double xv = (w == 0 && c < mi) ? ld_dep<SF>(xin + T.bstart[i] + c) : 0.0;
     const int64_t u0 = T.off[T.row_ptr[i]];
     if (w == 0) /* V_ii = U_ii^-1 for the end, loaded now */
         for (int e = c; e < mi * mi; e += LD) ud[e] = stage_val<S>(T, u0 + e);
@@ -450,7 +497,7 @@ __device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *sm
     }
     xv += s;
     TRACE_MARK(1, xv);
-    if (c < mi) xi[c] = xv;
+    if (c < mi) st_row<SF>(xi + c, xv);
     __syncwarp();
 }
 
@@ -459,8 +506,8 @@ __device__ void row_forward(const dev_tiles &T, int32_t i, double *x, double *sm
  * with ld SLD: lane r reads row r, and an unpadded 32-column tile would put every lane on one
  * bank. */
 template <int W, bool SF, typename S>
-__device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *smem, const int *done,
-                             int epoch)
+__device__ void row_backward(const dev_tiles &T, int32_t i, const double *xin, double *x, double *smem,
+                             const int *done, int epoch)
 {
     constexpr int P = PARTS_BACKWARD;
     __shared__ tile_meta<P> meta;
@@ -469,7 +516,7 @@ __device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *s
     double *part = reinterpret_cast<double *>(ud + STILE); /* 8-byte aligned: (W + 1) * STILE is even */
     int mi = dev_bsize(T, i);
     double *xi = x + T.bstart[i];
-    double xv = (w == 0 && r < mi) ? ld_dep<SF>(xi + r) : 0.0;
+    double xv = (w == 0 && r < mi) ? ld_dep<SF>(xin + T.bstart[i] + r) : 0.0;
     const int64_t u0 = T.off[T.row_ptr[i]];
     if (w == 0) /* V_ii = U_ii^-1 for the end, loaded now */
         for (int rr = 0; rr < mi; rr++)
@@ -496,7 +543,7 @@ __device__ void row_backward(const dev_tiles &T, int32_t i, double *x, double *s
     }
     xv += s;
     TRACE_MARK(1, xv);
-    if (r < mi) xi[r] = xv;
+    if (r < mi) st_row<SF>(xi + r, xv);
     __syncwarp();
 }
 
@@ -507,7 +554,7 @@ template <int W, typename S> __global__ void __launch_bounds__(W * 32) k_forward
 {
     extern __shared__ double smem[];
     if (*skip) return;
-    row_forward<W, false, S>(T, rows[blockIdx.x], x, smem, NULL, 0);
+    row_forward<W, false, S>(T, rows[blockIdx.x], x, x, smem, NULL, 0);
 }
 
 template <int W, typename S> __global__ void __launch_bounds__(W * 32) k_backward_level(dev_tiles T, const int32_t *rows, double *x,
@@ -515,7 +562,7 @@ template <int W, typename S> __global__ void __launch_bounds__(W * 32) k_backwar
 {
     extern __shared__ double smem[];
     if (*skip) return;
-    row_backward<W, false, S>(T, rows[blockIdx.x], x, smem, NULL, 0);
+    row_backward<W, false, S>(T, rows[blockIdx.x], x, x, smem, NULL, 0);
 }
 
 /* ------------------------------------------------------------ sync-free schedule */
@@ -539,7 +586,7 @@ __device__ __forceinline__ int sf_take(int *ticket, int *slot)
 }
 
 template <int W, typename S>
-__global__ void __launch_bounds__(W * 32) k_forward_syncfree(dev_tiles T, double *x, int *done, int *ticket,
+__global__ void __launch_bounds__(W * 32) k_forward_syncfree(dev_tiles T, const double *xin, double *x, int *done, int *ticket,
                                                             const int *epoch, const int *skip)
 {
     extern __shared__ double smem[];
@@ -551,14 +598,14 @@ __global__ void __launch_bounds__(W * 32) k_forward_syncfree(dev_tiles T, double
         if (t >= T.nb) break;
         int32_t i = T.level_rows[t];
         unsigned long long t_claim = trace_row_begin();
-        row_forward<W, true, S>(T, i, x, smem, done, ep);
-        if (threadIdx.x < 32) sf_publish(done, i, ep);
+        row_forward<W, true, S>(T, i, xin, x, smem, done, ep);
+        if (threadIdx.x < 32 && c_sf_protocol != 2) sf_publish(done, i, ep);
         trace_row_end(0, T.nb, t, i, t_claim);
     }
 }
 
 template <int W, typename S>
-__global__ void __launch_bounds__(W * 32) k_backward_syncfree(dev_tiles T, double *x, int *done, int *ticket,
+__global__ void __launch_bounds__(W * 32) k_backward_syncfree(dev_tiles T, const double *xin, double *x, int *done, int *ticket,
                                                              const int *epoch, const int *skip)
 {
     extern __shared__ double smem[];
@@ -570,8 +617,8 @@ __global__ void __launch_bounds__(W * 32) k_backward_syncfree(dev_tiles T, doubl
         if (t >= T.nb) break;
         int32_t i = T.level_rows[T.nb - 1 - t];
         unsigned long long t_claim = trace_row_begin();
-        row_backward<W, true, S>(T, i, x, smem, done, ep);
-        if (threadIdx.x < 32) sf_publish(done, i, ep);
+        row_backward<W, true, S>(T, i, xin, x, smem, done, ep);
+        if (threadIdx.x < 32 && c_sf_protocol != 2) sf_publish(done, i, ep);
         trace_row_end(1, T.nb, t, i, t_claim);
     }
 }
@@ -628,7 +675,7 @@ cudaError_t solve_set_backoff(unsigned ns)
 
 cudaError_t solve_set_protocol(int protocol)
 {
-    int p = protocol ? 1 : 0;
+    int p = protocol == 2 ? 2 : protocol ? 1 : 0;
     return cudaMemcpyToSymbol(c_sf_protocol, &p, sizeof p);
 }
 
@@ -651,32 +698,40 @@ cudaError_t solve_configure(int warps_f, int warps_b, bool float_tiles, int *fwd
 
 template <int W, typename S>
 static void launch_w(int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
-                     double *x, int *done, int *ticket, const int *epoch, const int *skip)
+                     const double *xin, double *x, int *done, int *ticket, const int *epoch, const int *skip)
 {
     size_t sm = smem_bytes<W, S>(kind == SOLVE_FORWARD_LEVEL || kind == SOLVE_FORWARD_SYNCFREE);
     switch (kind) {
     case SOLVE_FORWARD_LEVEL: k_forward_level<W, S><<<grid, W * 32, sm, s>>>(T, rows, x, skip); break;
     case SOLVE_BACKWARD_LEVEL: k_backward_level<W, S><<<grid, W * 32, sm, s>>>(T, rows, x, skip); break;
-    case SOLVE_FORWARD_SYNCFREE: k_forward_syncfree<W, S><<<grid, W * 32, sm, s>>>(T, x, done, ticket, epoch, skip); break;
-    default: k_backward_syncfree<W, S><<<grid, W * 32, sm, s>>>(T, x, done, ticket, epoch, skip); break;
+    case SOLVE_FORWARD_SYNCFREE: k_forward_syncfree<W, S><<<grid, W * 32, sm, s>>>(T, xin, x, done, ticket, epoch, skip); break;
+    default: k_backward_syncfree<W, S><<<grid, W * 32, sm, s>>>(T, xin, x, done, ticket, epoch, skip); break;
     }
 }
 
 template <typename S>
 static void launch_s(int warps, int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
-                     double *x, int *done, int *ticket, const int *epoch, const int *skip)
+                     const double *xin, double *x, int *done, int *ticket, const int *epoch, const int *skip)
 {
-    if (warps == 2) launch_w<2, S>(kind, grid, s, T, rows, x, done, ticket, epoch, skip);
-    else if (warps == 4) launch_w<4, S>(kind, grid, s, T, rows, x, done, ticket, epoch, skip);
-    else launch_w<8, S>(kind, grid, s, T, rows, x, done, ticket, epoch, skip);
+    if (warps == 2) launch_w<2, S>(kind, grid, s, T, rows, xin, x, done, ticket, epoch, skip);
+    else if (warps == 4) launch_w<4, S>(kind, grid, s, T, rows, xin, x, done, ticket, epoch, skip);
+    else launch_w<8, S>(kind, grid, s, T, rows, xin, x, done, ticket, epoch, skip);
 }
 
 void solve_launch(int warps, int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
-                  double *x, int *done, int *ticket, const int *epoch, const int *skip)
+                  const double *xin, double *x, int *done, int *ticket, const int *epoch, const int *skip)
 {
     /* the factor's storage type decides the staging type (solve_configure was told the same) */
-    if (T.val32) launch_s<float>(warps, kind, grid, s, T, rows, x, done, ticket, epoch, skip);
-    else launch_s<double>(warps, kind, grid, s, T, rows, x, done, ticket, epoch, skip);
+    if (T.val32) launch_s<float>(warps, kind, grid, s, T, rows, xin, x, done, ticket, epoch, skip);
+    else launch_s<double>(warps, kind, grid, s, T, rows, xin, x, done, ticket, epoch, skip);
+}
+
+/* v <- SF_UNSET (protocol 2: before a sweep writes v). */
+__global__ void k_sf_unset(double *v, int32_t n, const int *skip)
+{
+    if (*skip) return;
+    int32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) v[k] = __longlong_as_double(SF_UNSET);
 }
 
 /* x <- D^-1 x (1x1 and 2x2 pivots); one thread per row, the first of a 2x2 does both. */
