@@ -238,6 +238,9 @@ typedef enum { ILDL_MEMORY_HOST = 0, ILDL_MEMORY_DEVICE = 1 } ildl_memory;
  * for users who run their own Krylov loop. r[n], z[n] live in host or device memory as
  * `where` says (device memory only with the CUDA backend); stream is a cudaStream_t
  * passed as void* (NULL = default stream), ignored on the CPU. z may not alias r.
+ * The applies of one handle share its device work space: applies queued on different streams
+ * must not overlap (queue them on one stream, or order them with events); use one handle per
+ * concurrent stream.
  * Returns ILDL_SUCCESS, ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_CALL_ORDER, ILDL_ERR_NOT_SUPPORTED
  * (device memory with the CPU backend), ILDL_ERR_DEVICE. */
 int ildl_apply(ildl_handle *h, const double *r, double *z, int where, void *stream);
