@@ -388,8 +388,9 @@ __device__ __forceinline__ double small_sparse_sum(const sparse_regs<S> &e, int 
 }
 
 /* Lane c of one warp: s_c = sum_l U_t(l,c) x_k(l) over l ascending for tile t = (k,i) (mk x mi);
- * a sparse tile adds only its stored (nonzero) entries, a dense one every entry: exactly the
- * CPU's two loops. */
+ * a sparse tile adds its stored entries (small ones from registers, every stored entry; staged
+ * ones skip the exact zeros, which for finite x changes no bit: s starts at +0, never becomes -0), a
+ * dense one every entry: the CPU's two loops, bit for bit. */
 template <bool SF, int P, typename S>
 __device__ __forceinline__ double tile_tmatvec(const dev_tiles &T, const tile_meta<P> *m, int q, int mi,
                                                const double *x, S *us, const int *done, int epoch)
