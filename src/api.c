@@ -264,6 +264,7 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
         }
         if (!st && h->cuda && h->opt.precision == ILDL_PREC_MIXED) st = ildl_cuda_set_mixed(h->cuda);
         if (!st && h->cuda) st = ildl_cuda_set_schedule(h->cuda, h->opt.solve_schedule);
+        if (!st && h->cuda) st = ildl_cuda_set_map(h->cuda, h->an.blk.perm, h->an.scale);
         if (st) goto fail;
         h->info.t_upload = ildl_wtime() - tu;
     }
@@ -298,9 +299,9 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
             (int)n, (long long)nnz, (int)I->num_blocks, (long long)I->num_tiles,
             (int)I->num_levels, (long long)I->factor_capacity, I->setup_seconds);
     logline(h, 2, "setup phases (s): entries %.3f copy+sort %.3f symmetry %.3f scale %.3f order+block %.3f "
-            "permute %.3f fill %.3f levels %.3f tiles %.3f", t_entries - t0, t_sorted - t_entries,
+            "permute %.3f fill %.3f levels %.3f tiles %.3f upload %.3f", t_entries - t0, t_sorted - t_entries,
             t_sym - t_sorted, h->an.t_scale, h->an.t_order_block, h->an.t_permute, h->an.t_fill,
-            h->an.t_levels, h->an.t_tiles);
+            h->an.t_levels, h->an.t_tiles, h->info.t_upload);
     *out = h;
     threads_pop(threads);
     return ILDL_SUCCESS;
@@ -364,9 +365,12 @@ static int factor_impl(ildl_handle *h, const double *values)
     ildl_factor_stats fs;
     memset(&fs, 0, sizeof fs);
     if (h->backend == ILDL_BACKEND_CUDA) {
-        /* the device builds the map from factored positions to the user's rows itself */
-        st = ildl_cuda_set_map(h->cuda, h->an.blk.perm, h->an.scale);
-        if (st) return fail(h, st, "CUDA upload of the permutation failed");
+        /* the device builds the map from factored positions to the user's rows itself, from
+         * the order and scaling uploaded at setup; new values may have changed the scaling */
+        if (values) {
+            st = ildl_cuda_set_map(h->cuda, h->an.blk.perm, h->an.scale);
+            if (st) return fail(h, st, "CUDA upload of the permutation failed");
+        }
         st = ildl_cuda_factor(h->cuda, T, &fp, &fs, h->err, sizeof h->err);
         if (st) return fail(h, st, "CUDA factorization failed: %s", h->err);
     } else {

@@ -2,6 +2,7 @@
  * the per-level launch sequence of the factorization and of the solves, the map to the
  * user's ordering, and SQMR with device-side operators. Every CUDA call is checked; failures
  * become ILDL_ERR_DEVICE / ILDL_ERR_OUT_OF_MEMORY with a message, never an abort. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <cub/block/block_reduce.cuh>
 #include <string.h>
@@ -23,21 +24,29 @@ const char *ildl_cuda_last_message(void) { return g_cuda_msg; }
 
 
 
+/* Allocate count elements on the device (c->bytes counts them) and copy src there if given;
+ * the time spent in each call kind adds to c->t_malloc / c->t_copy (ILDL_SETUP_PROFILE). */
 template <typename Tp>
-static cudaError_t upload(Tp **dst, const Tp *src, size_t count, size_t *bytes)
+static cudaError_t upload(Tp **dst, const Tp *src, size_t count, ildl_cuda_ctx *c)
 {
     size_t b = sizeof(Tp) * (count ? count : 1);
+    double t0 = ildl_wtime();
     cudaError_t e = cudaMalloc((void **)dst, b);
+    double t1 = ildl_wtime();
+    c->t_malloc += t1 - t0;
     if (e != cudaSuccess) return e;
-    *bytes += b;
-    if (src && count) return cudaMemcpy(*dst, src, sizeof(Tp) * count, cudaMemcpyHostToDevice);
-    return cudaSuccess;
+    c->bytes += b;
+    if (src && count) {
+        e = cudaMemcpy(*dst, src, sizeof(Tp) * count, cudaMemcpyHostToDevice);
+        c->t_copy += ildl_wtime() - t1;
+    }
+    return e;
 }
 
 template <typename Tp>
-static cudaError_t alloc(Tp **dst, size_t count, size_t *bytes)
+static cudaError_t alloc(Tp **dst, size_t count, ildl_cuda_ctx *c)
 {
-    return upload<Tp>(dst, NULL, count, bytes);
+    return upload<Tp>(dst, NULL, count, c);
 }
 
 extern "C" int ildl_cuda_device_count(void)
@@ -222,6 +231,7 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         ildl_msg(msg, msglen, "device_id %d out of range (%d devices)", device_id, ndev);
         return ILDL_ERR_INVALID_OPTION;
     }
+    double tp = ildl_wtime(); /* ILDL_SETUP_PROFILE laps */
     c = (ildl_cuda_ctx *)calloc(1, sizeof *c);
     rowbase = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T->nb + 1));
     tile_rr = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T->ntiles + 1));
@@ -235,10 +245,11 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         snprintf(c->name, sizeof c->name, "%s", prop.name);
         c->sm_count = prop.multiProcessorCount;
     }
+    ildl_profile_lap(&tp, "cuda: device and its properties");
     status = plan_chunks(c, T, rowbase, tile_rr, tile_s);
     if (status) goto cleanup;
     {
-        size_t *B = &c->bytes;
+        ildl_cuda_ctx *B = c; /* upload/alloc count bytes and time in the context */
         dev_tiles &D = c->T;
         D.n = T->n;
         D.nb = T->nb;
@@ -379,6 +390,12 @@ cleanup:
     free(rowbase);
     free(tile_rr);
     free(tile_s);
+    if (c && ildl_profiling()) {
+        double t_dev = c->t_malloc + c->t_copy;
+        fprintf(stderr, "ildl profile: %-32s %.4f s\n", "cuda: cudaMalloc calls", c->t_malloc);
+        fprintf(stderr, "ildl profile: %-32s %.4f s\n", "cuda: cudaMemcpy calls", c->t_copy);
+        fprintf(stderr, "ildl profile: %-32s %.4f s\n", "cuda: the rest of the upload", ildl_wtime() - tp - t_dev);
+    }
     if (status) {
         ildl_msg(msg, msglen, "CUDA setup failed: %s", g_cuda_msg[0] ? g_cuda_msg : ildl_strerror(status));
         ildl_cuda_destroy(c);
@@ -468,7 +485,7 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     /* everything of the factorization is ordered on its stream fstream[0] (factor_run) */
     CU(cudaMemcpyAsync(c->T.a_val, T->a_val, sizeof(double) * (size_t)T->a_ptr[T->ntiles],
                        cudaMemcpyHostToDevice, c->fstream[0]));
-    if (p->pair_hint && !c->d_pair_hint) CU(alloc(&c->d_pair_hint, (size_t)T->n, &c->bytes));
+    if (p->pair_hint && !c->d_pair_hint) CU(alloc(&c->d_pair_hint, (size_t)T->n, c));
     if (p->pair_hint)
         CU(cudaMemcpyAsync(c->d_pair_hint, p->pair_hint, (size_t)T->n, cudaMemcpyHostToDevice, c->fstream[0]));
     CU(cudaMemcpyAsync(c->d_state, &hs, sizeof hs, cudaMemcpyHostToDevice, c->fstream[0]));
@@ -645,22 +662,17 @@ static int solve_device(ildl_cuda_ctx *c, double *x, cudaStream_t s)
         double *y = values ? c->d_sweep : x;
         const unsigned nblk = (unsigned)((c->n + 255) / 256);
         if (prof) CU(cudaEventRecord(c->ev[0], s));
-        k_syncfree_begin<<<1, 1, 0, s>>>(c->d_epoch, c->d_tickets, c->d_skip);
+        if (values) /* also what k_syncfree_begin does */
+            k_sf_unset<<<nblk, 256, 0, s>>>(y, c->n, c->d_epoch, c->d_tickets, c->d_skip);
+        else
+            k_syncfree_begin<<<1, 1, 0, s>>>(c->d_epoch, c->d_tickets, c->d_skip);
         CU_LAUNCH();
-        if (values) {
-            k_sf_unset<<<nblk, 256, 0, s>>>(y, c->n, c->d_skip);
-            CU_LAUNCH();
-        }
         solve_launch(WF, SOLVE_FORWARD_SYNCFREE, c->sf_blocks_f, s, c->T, NULL, x, y, c->d_done_f,
                      c->d_tickets, c->d_epoch, c->d_skip);
         CU_LAUNCH();
         if (prof) CU(cudaEventRecord(c->ev[1], s));
-        k_dsolve<<<nblk, 256, 0, s>>>(c->T, y, c->d_skip);
+        k_dsolve<<<nblk, 256, 0, s>>>(c->T, y, values ? x : NULL, c->d_skip); /* and unsets x */
         CU_LAUNCH();
-        if (values) {
-            k_sf_unset<<<nblk, 256, 0, s>>>(x, c->n, c->d_skip);
-            CU_LAUNCH();
-        }
         if (prof) CU(cudaEventRecord(c->ev[2], s));
         solve_launch(WB, SOLVE_BACKWARD_SYNCFREE, c->sf_blocks_b, s, c->T, NULL, y, x, c->d_done_b,
                      c->d_tickets + 1, c->d_epoch, c->d_skip);
@@ -683,7 +695,7 @@ static int solve_device(ildl_cuda_ctx *c, double *x, cudaStream_t s)
         solve_launch(WF, SOLVE_FORWARD_LEVEL, nr, s, c->T, c->d_level_rows + r0, x, x, NULL, NULL, NULL, c->d_skip);
         CU_LAUNCH();
     }
-    k_dsolve<<<(c->n + 255) / 256, 256, 0, s>>>(c->T, x, c->d_skip);
+    k_dsolve<<<(c->n + 255) / 256, 256, 0, s>>>(c->T, x, NULL, c->d_skip);
     CU_LAUNCH();
     for (int32_t lev = c->nlevels - 1; lev >= 0; lev--) {
         int32_t r0 = c->level_ptr[lev], nr = c->level_ptr[lev + 1] - r0;

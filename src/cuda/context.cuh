@@ -14,6 +14,7 @@ struct ildl_cuda_ctx {
     int device;
     char name[256];
     size_t bytes;
+    double t_malloc, t_copy; /* seconds in cudaMalloc / cudaMemcpy during setup (ILDL_SETUP_PROFILE) */
     dev_tiles T;           /* device pointers */
     int32_t *d_level_rows; /* == T.level_rows */
     /* chunk schedule of the factorization (host) */

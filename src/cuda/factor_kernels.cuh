@@ -30,7 +30,9 @@ __global__ void k_phase_b_atomic_end(dev_tiles T, int64_t nslots, factor_state *
  * order, so the count changes the speed, not the result. Every solve kernel returns at once
  * when *skip is set: SQMR's captured iteration points it at its halt flag, so the iterations of
  * a batch that follow a halt cost nothing; other solves point it at a zero. */
-__global__ void k_dsolve(dev_tiles T, double *x, const int *skip);
+/* x <- D^-1 x; when unset is not NULL also unset[0..n) <- "not written yet" (protocol 2: the
+ * backward sweep's output, set here instead of by a launch of its own). */
+__global__ void k_dsolve(dev_tiles T, double *x, double *unset, const int *skip);
 __global__ void k_syncfree_begin(int *epoch, int *tickets, const int *skip);
 enum { SOLVE_FORWARD_LEVEL, SOLVE_BACKWARD_LEVEL, SOLVE_FORWARD_SYNCFREE, SOLVE_BACKWARD_SYNCFREE };
 /* Warps per solve block unless ILDL_SOLVE_WARPS="F,B" says otherwise: 2 and 2 are the fastest
@@ -65,7 +67,8 @@ cudaError_t solve_configure(int warps_f, int warps_b, bool float_tiles, int *fwd
  * result x, which may be xin except under protocol 2). Check with cudaGetLastError. */
 void solve_launch(int warps, int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
                   const double *xin, double *x, int *done, int *ticket, const int *epoch, const int *skip);
-/* Protocol 2 of the sync-free solves: v[0..n) <- the "not written yet" value. */
-__global__ void k_sf_unset(double *v, int32_t n, const int *skip);
+/* Protocol 2 of the sync-free solves: v[0..n) <- the "not written yet" value, and (one thread)
+ * what k_syncfree_begin does: one launch before the forward sweep instead of two. */
+__global__ void k_sf_unset(double *v, int32_t n, int *epoch, int *tickets, const int *skip);
 
 #endif

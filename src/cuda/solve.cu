@@ -409,11 +409,14 @@ __device__ __forceinline__ double tile_tmatvec(const dev_tiles &T, const tile_me
     double xk = dep_values<SF>(x + m->dep0[q], mk, m->dep[q], done, epoch);
     if (SF) TRACE_WAITED(m->dep[q]);
     TRACE_T(t2);
+    /* unrolled over the whole tile, rows past mk masked: the loads and shuffles do not
+     * depend on s, so they are all in flight while only the additions wait on each other */
     double s = 0.0;
-    for (int l = 0; l < mk; l++) {
+#pragma unroll
+    for (int l = 0; l < LD; l++) {
         double xl = __shfl_sync(0xffffffffu, xk, l);
         double u = us[l * SLD + c];
-        if (c < mi && (!sparse || u != 0.0)) s += u * xl;
+        if (l < mk && c < mi && (!sparse || u != 0.0)) s += u * xl;
     }
 #ifdef ILDL_SOLVE_TRACE
     { unsigned long long t3 = trace_after(s); TRACE_ADD(0, t1 - t0); TRACE_ADD(1, t2 - t1); TRACE_ADD(2, t3 - t2); TRACE_ADD(3, 1ULL); }
@@ -440,11 +443,12 @@ __device__ __forceinline__ double tile_matvec(const dev_tiles &T, const tile_met
     double xj = dep_values<SF>(x + m->dep0[q], mj, m->dep[q], done, epoch);
     if (SF) TRACE_WAITED(m->dep[q]);
     TRACE_T(t2);
-    double s = 0.0;
-    for (int c = 0; c < mj; c++) {
+    double s = 0.0; /* unrolled and masked as in tile_tmatvec */
+#pragma unroll
+    for (int c = 0; c < LD; c++) {
         double xc = __shfl_sync(0xffffffffu, xj, c);
-        double u = (r < mi) ? us[r * SLD + c] : 0.0;
-        if (r < mi && (!sparse || u != 0.0)) s += u * xc;
+        double u = us[r * SLD + c];
+        if (c < mj && r < mi && (!sparse || u != 0.0)) s += u * xc;
     }
 #ifdef ILDL_SOLVE_TRACE
     { unsigned long long t3 = trace_after(s); TRACE_ADD(0, t1 - t0); TRACE_ADD(1, t2 - t1); TRACE_ADD(2, t3 - t2); TRACE_ADD(3, 1ULL); }
@@ -492,9 +496,11 @@ __device__ void row_forward(const dev_tiles &T, int32_t i, const double *xin, do
      * CPU's order); the y_l come by shuffle and do not depend on each other */
     __syncwarp();
     double s = 0.0;
-    for (int l = 0; l + 1 < mi; l++) {
+#pragma unroll /* loads and shuffles all in flight, only the additions chained */
+    for (int l = 0; l < LD - 1; l++) {
         double yl = __shfl_sync(0xffffffffu, xv, l);
-        if (c > l && c < mi) s += ud[l * mi + c] * yl;
+        double v = ud[l * mi + c]; /* l * mi + c < TILE: in the staged tile, used only for c < mi */
+        if (c > l && c < mi) s += v * yl;
     }
     xv += s;
     TRACE_MARK(1, xv);
@@ -538,9 +544,11 @@ __device__ void row_backward(const dev_tiles &T, int32_t i, const double *xin, d
     /* U_ii^-1 = V_ii: lane r adds V(r,c) y_c over c > r ascending */
     __syncwarp();
     double s = 0.0;
-    for (int c = 1; c < mi; c++) {
+#pragma unroll /* as in row_forward */
+    for (int c = 1; c < LD; c++) {
         double yc = __shfl_sync(0xffffffffu, xv, c);
-        if (r < c) s += ud[r * SLD + c] * yc;
+        double v = ud[r * SLD + c];
+        if (r < c && c < mi) s += v * yc;
     }
     xv += s;
     TRACE_MARK(1, xv);
@@ -727,20 +735,26 @@ void solve_launch(int warps, int kind, unsigned grid, cudaStream_t s, const dev_
     else launch_s<double>(warps, kind, grid, s, T, rows, xin, x, done, ticket, epoch, skip);
 }
 
-/* v <- SF_UNSET (protocol 2: before a sweep writes v). */
-__global__ void k_sf_unset(double *v, int32_t n, const int *skip)
+/* v <- SF_UNSET (protocol 2: before a sweep writes v); the sweep's epoch and tickets too. */
+__global__ void k_sf_unset(double *v, int32_t n, int *epoch, int *tickets, const int *skip)
 {
     if (*skip) return;
     int32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k == 0) {
+        epoch[0] += 1;
+        tickets[0] = 0;
+        tickets[1] = 0;
+    }
     if (k < n) v[k] = __longlong_as_double(SF_UNSET);
 }
 
 /* x <- D^-1 x (1x1 and 2x2 pivots); one thread per row, the first of a 2x2 does both. */
-__global__ void k_dsolve(dev_tiles T, double *x, const int *skip)
+__global__ void k_dsolve(dev_tiles T, double *x, double *unset, const int *skip)
 {
     if (*skip) return;
     int32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= T.n) return;
+    if (unset) unset[k] = __longlong_as_double(SF_UNSET);
     int8_t ty = T.piv_type[k];
     double a = T.d_diag[k];
     if (ty == 2 && k + 1 < T.n) {
