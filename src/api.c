@@ -238,16 +238,19 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
     if (st) goto fail;
     double t_sym = ildl_wtime();
 
-    int ndev = ildl_cuda_device_count();
+    /* CUDA's start in a process (driver, the device's context: 0.1-0.3 s) runs on a helper
+     * thread beside the analysis, which does not depend on the backend */
+    int want_cuda = h->opt.backend != ILDL_BACKEND_CPU;
+    ildl_cuda_warmup *warmup = want_cuda ? ildl_cuda_warmup_start(h->opt.device_id) : NULL;
+    h->err[0] = 0;
+    st = ildl_analyse(&h->A, h->src, &h->opt, &h->an, h->err, sizeof h->err);
+    int ndev = want_cuda ? ildl_cuda_warmup_finish(warmup) : 0; /* joined on every path */
+    if (st) goto fail;
     if (h->opt.backend == ILDL_BACKEND_CUDA && ndev <= 0) {
         st = fail(h, ILDL_ERR_NO_DEVICE, "backend cuda requested but no usable CUDA device was found");
         goto fail;
     }
     h->backend = (h->opt.backend == ILDL_BACKEND_CPU || ndev <= 0) ? ILDL_BACKEND_CPU : ILDL_BACKEND_CUDA;
-
-    h->err[0] = 0;
-    st = ildl_analyse(&h->A, h->src, &h->opt, &h->an, h->err, sizeof h->err);
-    if (st) goto fail;
     if (h->opt.precision == ILDL_PREC_SINGLE) {
         /* the factor is kept in float only, on the host and (ildl_cuda_create) on the device */
         st = ildl_tiles_set_precision(&h->an.tiles, 1);

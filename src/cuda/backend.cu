@@ -2,6 +2,7 @@
  * the per-level launch sequence of the factorization and of the solves, the map to the
  * user's ordering, and SQMR with device-side operators. Every CUDA call is checked; failures
  * become ILDL_ERR_DEVICE / ILDL_ERR_OUT_OF_MEMORY with a message, never an abort. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <cub/block/block_reduce.cuh>
@@ -56,6 +57,42 @@ extern "C" int ildl_cuda_device_count(void)
         cudaGetLastError(); /* clear the sticky "no device" error */
         return 0;
     }
+    return n;
+}
+
+struct ildl_cuda_warmup {
+    pthread_t thread;
+    int device_id, ndev;
+};
+
+static void *warmup_main(void *arg)
+{
+    ildl_cuda_warmup *w = (ildl_cuda_warmup *)arg;
+    w->ndev = ildl_cuda_device_count();
+    if (w->device_id >= 0 && w->device_id < w->ndev && cudaSetDevice(w->device_id) == cudaSuccess)
+        cudaFree(0); /* creates the primary context, which every thread of the process shares */
+    cudaGetLastError(); /* this thread's error state only; create reports its own errors */
+    return NULL;
+}
+
+extern "C" ildl_cuda_warmup *ildl_cuda_warmup_start(int device_id)
+{
+    ildl_cuda_warmup *w = (ildl_cuda_warmup *)calloc(1, sizeof *w);
+    if (!w) return NULL;
+    w->device_id = device_id;
+    if (pthread_create(&w->thread, NULL, warmup_main, w) != 0) {
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+extern "C" int ildl_cuda_warmup_finish(ildl_cuda_warmup *w)
+{
+    if (!w) return ildl_cuda_device_count();
+    pthread_join(w->thread, NULL);
+    int n = w->ndev;
+    free(w);
     return n;
 }
 
@@ -729,7 +766,10 @@ extern "C" int ildl_cuda_set_schedule(ildl_cuda_ctx *c, int schedule)
         ildl_cuda_sqmr_free(c); /* captured graphs hold the old schedule */
     }
     /* capture SQMR's graphs now, so that the first solve does not pay for it */
-    return c->hostA ? ildl_cuda_sqmr_prepare(c) : ILDL_SUCCESS;
+    double tp = ildl_wtime();
+    int st = c->hostA ? ildl_cuda_sqmr_prepare(c) : ILDL_SUCCESS;
+    ildl_profile_lap(&tp, "cuda: SQMR's graphs captured");
+    return st;
 }
 
 extern "C" int ildl_cuda_solve_factored(ildl_cuda_ctx *c, double *x)

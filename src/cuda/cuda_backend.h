@@ -14,6 +14,15 @@ typedef struct ildl_cuda_ctx ildl_cuda_ctx;
 /* Number of usable CUDA devices (0 without CUDA, driver or GPU). Never fails. */
 int ildl_cuda_device_count(void);
 
+/* CUDA's first calls in a process (driver start, the device's primary context: 0.1-0.3 s) on a
+ * helper thread, so that they overlap the host's analysis: start, then finish before the first
+ * other CUDA call. finish joins the thread, frees w and returns ildl_cuda_device_count();
+ * finish(NULL) just returns the count. start returns NULL where no thread could be made (or
+ * without CUDA); nothing else can fail. */
+typedef struct ildl_cuda_warmup ildl_cuda_warmup;
+ildl_cuda_warmup *ildl_cuda_warmup_start(int device_id);
+int ildl_cuda_warmup_finish(ildl_cuda_warmup *w);
+
 /* Select device_id, upload the tile store pattern and A (for SpMV), allocate all device
  * memory a factorization and a solve need: a single-precision context when T holds val32
  * (ildl_tiles_set_precision; then the double factor is never allocated). Returns

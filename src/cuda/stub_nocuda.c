@@ -5,6 +5,8 @@
 #include "core/util.h"
 
 int ildl_cuda_device_count(void) { return 0; }
+ildl_cuda_warmup *ildl_cuda_warmup_start(int device_id) { (void)device_id; return NULL; }
+int ildl_cuda_warmup_finish(ildl_cuda_warmup *w) { (void)w; return 0; }
 
 int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id, ildl_cuda_ctx **out,
                      char *msg, size_t msglen)
