@@ -202,7 +202,9 @@ const char *ildl_version(void);
 /* Analyse A and create a handle: validate, scale, order, block, compute the symbolic
  * block fill and level sets, lay out the tile store and (CUDA backend) allocate device
  * memory. The matrix is n x n in 0-based CSR with the full symmetric pattern: rowptr[n+1],
- * colind[rowptr[n]], values[rowptr[n]]; columns in a row need not be sorted.
+ * colind[rowptr[n]], values[rowptr[n]]; columns in a row need not be sorted. Unless the
+ * backend is CPU, one helper thread starts CUDA (driver, the device's context) while the
+ * analysis runs; it has ended when ildl_setup returns.
  *   n        order of A (> 0)
  *   rowptr, colind, values   CSR arrays (not modified; may be freed after return)
  *   opts     options, or NULL for the defaults
