@@ -65,18 +65,25 @@ struct ildl_cuda_warmup {
     int device_id, ndev;
 };
 
+/* Bit d: device d's primary context exists (a warm-up made it); later setups need no thread. */
+static unsigned long long g_context_ready;
+
 static void *warmup_main(void *arg)
 {
     ildl_cuda_warmup *w = (ildl_cuda_warmup *)arg;
     w->ndev = ildl_cuda_device_count();
-    if (w->device_id >= 0 && w->device_id < w->ndev && cudaSetDevice(w->device_id) == cudaSuccess)
-        cudaFree(0); /* creates the primary context, which every thread of the process shares */
+    if (w->device_id >= 0 && w->device_id < w->ndev && cudaSetDevice(w->device_id) == cudaSuccess &&
+        cudaFree(0) == cudaSuccess && w->device_id < 64) /* cudaFree(0) creates the primary context, */
+        __atomic_fetch_or(&g_context_ready, 1ULL << w->device_id, __ATOMIC_RELAXED); /* shared by all threads */
     cudaGetLastError(); /* this thread's error state only; create reports its own errors */
     return NULL;
 }
 
 extern "C" ildl_cuda_warmup *ildl_cuda_warmup_start(int device_id)
 {
+    if (device_id >= 0 && device_id < 64 &&
+        (__atomic_load_n(&g_context_ready, __ATOMIC_RELAXED) >> device_id & 1))
+        return NULL; /* started already: finish(NULL) only counts the devices, at once */
     ildl_cuda_warmup *w = (ildl_cuda_warmup *)calloc(1, sizeof *w);
     if (!w) return NULL;
     w->device_id = device_id;

@@ -17,8 +17,9 @@ int ildl_cuda_device_count(void);
 /* CUDA's first calls in a process (driver start, the device's primary context: 0.1-0.3 s) on a
  * helper thread, so that they overlap the host's analysis: start, then finish before the first
  * other CUDA call. finish joins the thread, frees w and returns ildl_cuda_device_count();
- * finish(NULL) just returns the count. start returns NULL where no thread could be made (or
- * without CUDA); nothing else can fail. */
+ * finish(NULL) just returns the count. start returns NULL where no thread could be made,
+ * where an earlier warm-up of this process already started device_id, or without CUDA;
+ * nothing else can fail. */
 typedef struct ildl_cuda_warmup ildl_cuda_warmup;
 ildl_cuda_warmup *ildl_cuda_warmup_start(int device_id);
 int ildl_cuda_warmup_finish(ildl_cuda_warmup *w);
