@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "blockildl.h"
+#include "cuda/cuda_backend.h"
 #include "support/testutil.h"
 
 static double true_residual(const ildl_csr *A, const double *x, const double *b)
@@ -306,6 +307,25 @@ static void test_cuda_request_without_gpu(void **state)
     }
 }
 
+/* The CUDA start-up helper that ildl_setup runs beside the analysis: on any machine (GPU or
+ * not, CUDA build or not) finishing it reports the count of a direct query, for a valid, an
+ * out-of-range and a negative device_id; once it has started a device, a later warm-up of that
+ * device needs no thread. */
+static void test_cuda_warmup(void **state)
+{
+    (void)state;
+    int ndev = ildl_cuda_device_count();
+    int ids[] = {0, ndev, -1, 0};
+    for (int k = 0; k < 4; k++) {
+        ildl_cuda_warmup *w = ildl_cuda_warmup_start(ids[k]);
+        assert_int_equal(ildl_cuda_warmup_finish(w), ndev);
+    }
+    assert_int_equal(ildl_cuda_warmup_finish(NULL), ndev);
+    ildl_cuda_warmup *again = ildl_cuda_warmup_start(0);
+    if (ndev > 0) assert_null(again);
+    assert_int_equal(ildl_cuda_warmup_finish(again), ndev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -316,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_exact_preconditioner),
         cmocka_unit_test(test_precisions),
         cmocka_unit_test(test_cuda_request_without_gpu),
+        cmocka_unit_test(test_cuda_warmup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
