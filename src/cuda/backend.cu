@@ -13,7 +13,8 @@ extern "C" {
 #include "core/util.h"
 }
 
-static char g_cuda_msg[512];
+/* per thread: handles used on different threads (and their setups) report their own errors */
+static thread_local char g_cuda_msg[512];
 
 void ildl_cuda_note_error(cudaError_t e, const char *what, const char *file, int line)
 {
