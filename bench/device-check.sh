@@ -30,6 +30,8 @@ awk 'NF >= 6 && $1 ~ /mtx/ {n[$2]++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 
      END {for (c in n) printf "bitwise %-8s %d of %d\n", c, ok[c] + 0, n[c]}' "$OUTDIR/gpu-tests.log" | sort
 timeout 120 $B/tests/api_test_api > "$OUTDIR/api.log" 2>&1; echo "api tests exit $?"
 timeout 120 $B/tests/cuda_test_cuda_oom > "$OUTDIR/oom.log" 2>&1; echo "device memory exhaustion test exit $?"
+timeout 120 $B/tests/cuda_test_cuda_threads > "$OUTDIR/threads.log" 2>&1; echo "concurrent handles test exit $?"
+grep -E "^job " "$OUTDIR/threads.log"
 if [ -n "$SAN" ]; then
   CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   for tool in memcheck $( [ "$SAN" = sanitize-all ] && echo racecheck ); do

@@ -24,6 +24,11 @@
  * Every function returns an ILDL_* status code; ildl_strerror() explains it, and
  * ildl_last_error() gives a message with details about the most recent failure on a
  * handle. The library never prints unless options.verbosity > 0, and never exits.
+ *
+ * Threads: different handles may be used on different threads at the same time, with
+ * either backend (results are bitwise those of one thread alone); one handle must not be
+ * used by two threads at once. With the CUDA backend, handles on different threads share
+ * the device and take turns only for the brief steps that CUDA requires to run alone.
  */
 #ifndef BLOCKILDL_H
 #define BLOCKILDL_H

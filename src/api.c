@@ -73,6 +73,13 @@ static int fail(ildl_handle *h, int st, const char *fmt, ...)
     return st;
 }
 
+/* fail() for a CUDA backend call: "<what> failed: <status>", and the CUDA call that failed. */
+static int cuda_fail(ildl_handle *h, int st, const char *what)
+{
+    const char *m = ildl_cuda_last_message();
+    return fail(h, st, "%s failed: %s%s%s", what, ildl_strerror(st), m[0] ? ": " : "", m);
+}
+
 static void logline(const ildl_handle *h, int level, const char *fmt, ...)
 {
     if (!h || h->opt.verbosity < level) return;
@@ -265,10 +272,19 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
             h->backend = ILDL_BACKEND_CPU;
             st = ILDL_SUCCESS;
         }
-        if (!st && h->cuda && h->opt.precision == ILDL_PREC_MIXED) st = ildl_cuda_set_mixed(h->cuda);
-        if (!st && h->cuda) st = ildl_cuda_set_schedule(h->cuda, h->opt.solve_schedule);
-        if (!st && h->cuda) st = ildl_cuda_set_map(h->cuda, h->an.blk.perm, h->an.scale);
         if (st) goto fail;
+        if (h->cuda && h->opt.precision == ILDL_PREC_MIXED && (st = ildl_cuda_set_mixed(h->cuda)) != 0) {
+            cuda_fail(h, st, "CUDA setup (single-precision factor storage)");
+            goto fail;
+        }
+        if (h->cuda && (st = ildl_cuda_set_schedule(h->cuda, h->opt.solve_schedule)) != 0) {
+            cuda_fail(h, st, "CUDA setup (SQMR's graphs)");
+            goto fail;
+        }
+        if (h->cuda && (st = ildl_cuda_set_map(h->cuda, h->an.blk.perm, h->an.scale)) != 0) {
+            cuda_fail(h, st, "CUDA setup (upload of the order and scaling)");
+            goto fail;
+        }
         h->info.t_upload = ildl_wtime() - tu;
     }
 
@@ -372,10 +388,11 @@ static int factor_impl(ildl_handle *h, const double *values)
          * the order and scaling uploaded at setup; new values may have changed the scaling */
         if (values) {
             st = ildl_cuda_set_map(h->cuda, h->an.blk.perm, h->an.scale);
-            if (st) return fail(h, st, "CUDA upload of the permutation failed");
+            if (st) return cuda_fail(h, st, "CUDA upload of the order and scaling");
         }
-        st = ildl_cuda_factor(h->cuda, T, &fp, &fs, h->err, sizeof h->err);
-        if (st) return fail(h, st, "CUDA factorization failed: %s", h->err);
+        char msg[sizeof h->err]; /* not h->err itself: fail() formats into it */
+        st = ildl_cuda_factor(h->cuda, T, &fp, &fs, msg, sizeof msg);
+        if (st) return fail(h, st, "CUDA factorization failed: %s", msg);
     } else {
         st = h->opt.precision == ILDL_PREC_SINGLE ? ildl_cpu_factor_s(T, &fp, &fs) : ildl_cpu_factor(T, &fp, &fs);
         if (st) return fail(h, st, "CPU factorization failed: %s", ildl_strerror(st));
@@ -384,7 +401,7 @@ static int factor_impl(ildl_handle *h, const double *values)
     }
     if (h->opt.precision == ILDL_PREC_MIXED && h->cuda) {
         st = ildl_cuda_round_single(h->cuda);
-        if (st) return fail(h, st, "CUDA rounding of the factor failed");
+        if (st) return cuda_fail(h, st, "CUDA rounding of the factor");
     } else if (h->opt.precision == ILDL_PREC_MIXED) {
         /* single-precision factor, double-precision SQMR: round the stored factor */
         for (int64_t k = 0; k < T->total_cap; k++) T->val[k] = (double)(float)T->val[k];
@@ -446,7 +463,7 @@ static int apply_impl(ildl_handle *h, const double *r, double *z, int where, voi
     if (r == z) return fail(h, ILDL_ERR_INVALID_OPTION, "z must not alias r");
     if (h->cuda) {
         int st = ildl_cuda_apply(h->cuda, r, z, where, stream);
-        return st ? fail(h, st, "CUDA apply failed: %s", ildl_strerror(st)) : ILDL_SUCCESS;
+        return st ? cuda_fail(h, st, "CUDA apply") : ILDL_SUCCESS;
     }
     return apply_host(h, r, z);
 }
@@ -499,6 +516,8 @@ static int solve_impl(ildl_handle *h, const double *b, double *x)
     else if (st == ILDL_ERR_BREAKDOWN)
         fail(h, st, "SQMR breakdown after %d iterations (true relative residual %.3e)",
              res.iterations, res.true_residual);
+    else if (st && h->cuda)
+        cuda_fail(h, st, "CUDA solve");
     else if (st)
         fail(h, st, "solve failed: %s", ildl_strerror(st));
     return st;

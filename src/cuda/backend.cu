@@ -22,7 +22,13 @@ void ildl_cuda_note_error(cudaError_t e, const char *what, const char *file, int
              file, line);
 }
 
-const char *ildl_cuda_last_message(void) { return g_cuda_msg; }
+extern "C" const char *ildl_cuda_last_message(void) { return g_cuda_msg; }
+
+void ildl_cuda_clear_message(void) { g_cuda_msg[0] = 0; }
+
+static pthread_mutex_t g_capture_lock = PTHREAD_MUTEX_INITIALIZER;
+void ildl_cuda_capture_lock(void) { pthread_mutex_lock(&g_capture_lock); }
+void ildl_cuda_capture_unlock(void) { pthread_mutex_unlock(&g_capture_lock); }
 
 
 
@@ -112,6 +118,7 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
     if (!c) return;
     cudaSetDevice(c->device);
     ildl_cuda_sqmr_free(c);
+    ildl_cuda_capture_lock(); /* cudaFree synchronises the device */
     void *ptrs[] = {(void *)c->T.bstart, (void *)c->T.row_ptr, (void *)c->T.row, (void *)c->T.col,
                     (void *)c->T.col_ptr, (void *)c->T.col_tiles, (void *)c->T.col_diag, (void *)c->T.level_rows,
                     (void *)c->T.fwd_seq, (void *)c->T.bwd_seq, (void *)c->T.fwd_meta, (void *)c->T.bwd_meta,
@@ -143,6 +150,7 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
 #ifdef ILDL_SOLVE_TRACE
     if (c->d_trace) cudaFree(c->d_trace);
 #endif
+    ildl_cuda_capture_unlock();
     free(c);
 }
 
@@ -250,6 +258,13 @@ static int set_solve_warps(ildl_cuda_ctx *c, int wf, int wb)
         CU(solve_set_small_sparse(env ? atoi(env) : 1));
         env = getenv("ILDL_SF_BACKOFF"); /* experiments: the longest pause between polls, ns */
         CU(solve_set_backoff(env && atoi(env) > 0 ? (unsigned)atoi(env) : ILDL_SF_BACKOFF));
+    }
+    /* the settings are written through the legacy stream; the solves run on non-blocking ones */
+    ildl_cuda_capture_lock();
+    {
+        cudaError_t e = cudaDeviceSynchronize();
+        ildl_cuda_capture_unlock();
+        CU(e);
     }
     c->solve_warps_f = wf;
     c->solve_warps_b = wb;
@@ -526,7 +541,12 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     /* the factorization overwrites what pending solves read (the factor, the map, the solve
      * records), and its streams are non-blocking: first let every queued device-pointer
      * ildl_apply, on any stream, finish */
-    CU(cudaDeviceSynchronize());
+    ildl_cuda_capture_lock();
+    {
+        cudaError_t e = cudaDeviceSynchronize();
+        ildl_cuda_capture_unlock();
+        CU(e);
+    }
     /* everything of the factorization is ordered on its stream fstream[0] (factor_run) */
     CU(cudaMemcpyAsync(c->T.a_val, T->a_val, sizeof(double) * (size_t)T->a_ptr[T->ntiles],
                        cudaMemcpyHostToDevice, c->fstream[0]));
@@ -603,6 +623,7 @@ __global__ void k_to_single(int64_t m, const double *v, float *w)
 
 extern "C" int ildl_cuda_set_mixed(ildl_cuda_ctx *c)
 {
+    g_cuda_msg[0] = 0;
     int status = ILDL_SUCCESS;
     if (c->single) return ILDL_ERR_INVALID_OPTION;
     if (c->T.val32) return ILDL_SUCCESS;
@@ -618,6 +639,7 @@ cleanup:
 /* Mixed precision: the solves read a single-precision copy of U; D is rounded in place. */
 extern "C" int ildl_cuda_round_single(ildl_cuda_ctx *c)
 {
+    g_cuda_msg[0] = 0;
     int status = ILDL_SUCCESS;
     CU(cudaSetDevice(c->device));
     if (!c->T.val32 || c->single) return ILDL_ERR_CALL_ORDER;
@@ -658,6 +680,7 @@ cleanup:
 
 extern "C" int ildl_cuda_set_map(ildl_cuda_ctx *c, const int32_t *perm, const double *scale)
 {
+    g_cuda_msg[0] = 0;
     int status = ILDL_SUCCESS;
     CU(cudaSetDevice(c->device));
     /* ordered before the factorization that reads them, on its stream */
@@ -768,6 +791,7 @@ cleanup:
 
 extern "C" int ildl_cuda_set_schedule(ildl_cuda_ctx *c, int schedule)
 {
+    g_cuda_msg[0] = 0;
     if (schedule != ILDL_SCHEDULE_SYNCFREE && schedule != ILDL_SCHEDULE_LEVELS) return ILDL_ERR_INVALID_OPTION;
     if (c->schedule != schedule) {
         c->schedule = schedule;
@@ -824,6 +848,7 @@ cleanup:
 
 extern "C" int ildl_cuda_apply(ildl_cuda_ctx *c, const double *r, double *z, int where, void *stream)
 {
+    g_cuda_msg[0] = 0;
     int status = ILDL_SUCCESS;
     cudaStream_t s = (cudaStream_t)stream;
     if (!c->factored) return ILDL_ERR_CALL_ORDER;

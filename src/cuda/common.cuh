@@ -29,7 +29,13 @@ extern "C" {
 #define CU_LAUNCH() CU(cudaGetLastError())
 
 void ildl_cuda_note_error(cudaError_t e, const char *what, const char *file, int line);
-const char *ildl_cuda_last_message(void);
+/* Forget the calling thread's last CUDA failure (at the start of an entry point). */
+void ildl_cuda_clear_message(void);
+/* A process-wide lock between the backend's graph captures and its calls that synchronise
+ * the device implicitly or explicitly (cudaDeviceSynchronize, cudaFree): CUDA refuses those
+ * while any stream is capturing, so handles used on different threads take turns there. */
+void ildl_cuda_capture_lock(void);
+void ildl_cuda_capture_unlock(void);
 
 /* What the solves need of one tile, packed in 16 bytes (one load), per position of fwd_seq and
  * bwd_seq; rebuilt after every factorization (offsets and counts change). a: the tile's offset in

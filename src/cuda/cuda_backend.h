@@ -11,6 +11,10 @@
 
 typedef struct ildl_cuda_ctx ildl_cuda_ctx;
 
+/* What the calling thread's last failed CUDA call was ("cudaMalloc(...) failed: out of memory
+ * (file:line)"), or "" (without CUDA: always ""). */
+const char *ildl_cuda_last_message(void);
+
 /* Number of usable CUDA devices (0 without CUDA, driver or GPU). Never fails. */
 int ildl_cuda_device_count(void);
 

@@ -157,6 +157,7 @@ __global__ void k_end(sqmr_scalars *S)
 
 void ildl_cuda_sqmr_free(ildl_cuda_ctx *c)
 {
+    ildl_cuda_capture_lock(); /* cudaFree synchronises the device */
     void *p[] = {c->d_b, c->d_x, c->d_t, c->d_qv, c->d_d, c->d_u, c->d_xbest, c->d_part, c->d_S};
     for (size_t k = 0; k < sizeof p / sizeof p[0]; k++)
         if (p[k]) cudaFree(p[k]);
@@ -167,6 +168,7 @@ void ildl_cuda_sqmr_free(ildl_cuda_ctx *c)
     c->d_S = NULL;
     c->g_full = c->g_dir = NULL;
     c->stream = NULL;
+    ildl_cuda_capture_unlock();
 }
 
 /* x^T y (fixed order) read back to the host. */
@@ -249,6 +251,7 @@ static int capture(ildl_cuda_ctx *c, int (*fn)(ildl_cuda_ctx *), cudaGraphExec_t
 {
     int status = ILDL_SUCCESS;
     cudaGraph_t g = NULL;
+    ildl_cuda_capture_lock();
     CU(cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal));
     status = fn(c);
     {
@@ -258,6 +261,7 @@ static int capture(ildl_cuda_ctx *c, int (*fn)(ildl_cuda_ctx *), cudaGraphExec_t
     }
     CU(cudaGraphInstantiate(exec, g, 0));
 cleanup:
+    ildl_cuda_capture_unlock();
     if (g) cudaGraphDestroy(g);
     return status;
 }
@@ -274,8 +278,10 @@ int ildl_cuda_sqmr_prepare(ildl_cuda_ctx *c)
     }
     CU(cudaMalloc((void **)&c->d_part, sizeof(double) * ILDL_DOT_BLOCKS));
     CU(cudaMalloc((void **)&c->d_S, sizeof(sqmr_scalars)));
-    CU(cudaStreamCreate(&c->stream)); /* blocking: ordered with the legacy default stream; the
-                                         * factorization waits for it (ildl_cuda_factor) */
+    /* non-blocking: while this thread captures the graphs below, another thread's handle may
+     * use the legacy default stream (synchronous copies), which must not depend on a capturing
+     * stream; ildl_cuda_factor waits for this stream's work (cudaDeviceSynchronize) */
+    CU(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
     /* the captured applications skip their work once the iteration has halted: the launches of
      * a batch after a halt (a true-residual check is due, a breakdown) are then empty */
     c->d_skip = (const int *)((const char *)c->d_S + offsetof(sqmr_scalars, halt));
@@ -341,6 +347,7 @@ cleanup:
 extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
                               const ildl_sqmr_params *prm, ildl_sqmr_result *res)
 {
+    ildl_cuda_clear_message();
     int status = ILDL_SUCCESS, xbad = 0, stall = 0, starts = 0, checks = 0;
     ildl_sqmr_result out = {0, 0, 0.0, 0.0};
     sqmr_scalars h;
@@ -433,11 +440,12 @@ finish:
         if (st2) { status = st2; goto cleanup; }
         if (!xbad && isfinite(xres) && xres <= best) {
             final = xres;
-            CU(cudaMemcpy(x, c->d_x, nb, cudaMemcpyDeviceToHost));
+            CU(cudaMemcpyAsync(x, c->d_x, nb, cudaMemcpyDeviceToHost, c->stream));
         } else {
             final = best;
-            CU(cudaMemcpy(x, c->d_xbest, nb, cudaMemcpyDeviceToHost));
+            CU(cudaMemcpyAsync(x, c->d_xbest, nb, cudaMemcpyDeviceToHost, c->stream));
         }
+        CU(cudaStreamSynchronize(c->stream));
     }
     out.iterations = h.iter;
     out.true_residual = final;

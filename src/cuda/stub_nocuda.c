@@ -5,6 +5,7 @@
 #include "core/util.h"
 
 int ildl_cuda_device_count(void) { return 0; }
+const char *ildl_cuda_last_message(void) { return ""; }
 ildl_cuda_warmup *ildl_cuda_warmup_start(int device_id) { (void)device_id; return NULL; }
 int ildl_cuda_warmup_finish(ildl_cuda_warmup *w) { (void)w; return 0; }
 
