@@ -32,6 +32,8 @@ timeout 120 $B/tests/api_test_api > "$OUTDIR/api.log" 2>&1; echo "api tests exit
 timeout 120 $B/tests/cuda_test_cuda_oom > "$OUTDIR/oom.log" 2>&1; echo "device memory exhaustion test exit $?"
 timeout 120 $B/tests/cuda_test_cuda_threads > "$OUTDIR/threads.log" 2>&1; echo "concurrent handles test exit $?"
 grep -E "^job " "$OUTDIR/threads.log"
+timeout 120 $B/tests/cuda_test_cuda_devices > "$OUTDIR/devices.log" 2>&1; echo "device_id test exit $?"
+grep -E "^device|^SKIP" "$OUTDIR/devices.log"
 if [ -n "$SAN" ]; then
   CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   for tool in memcheck $( [ "$SAN" = sanitize-all ] && echo racecheck ); do

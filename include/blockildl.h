@@ -144,7 +144,8 @@ typedef struct ildl_options {
     int verbosity;          /* 0 silent, 1 phases, 2 iterations */
     ildl_log_fn log_fn;     /* NULL: lines go to stderr when verbosity > 0 */
     void *log_ctx;
-    int device_id;          /* CUDA device ordinal; default 0 */
+    int device_id;          /* CUDA device ordinal; default 0. Calls switch to it and back:
+                               the calling thread's current device (context) is unchanged */
     int solve_schedule;     /* ildl_schedule of the GPU triangular solves; default SYNCFREE */
     ildl_progress_fn progress_fn; /* optional, default NULL; with the CUDA backend it is
                                      called once per batch of iterations */

@@ -26,6 +26,44 @@ extern "C" const char *ildl_cuda_last_message(void) { return g_cuda_msg; }
 
 void ildl_cuda_clear_message(void) { g_cuda_msg[0] = 0; }
 
+/* cuCtxGetCurrent / cuCtxSetCurrent through the runtime (no link to libcuda); NULL where the
+ * driver does not provide them. */
+typedef int (*ctx_get_fn)(void **);
+typedef int (*ctx_set_fn)(void *);
+struct ctx_fns {
+    ctx_get_fn get;
+    ctx_set_fn set;
+};
+static ctx_fns ctx_functions(void)
+{
+    static const ctx_fns f = [] {
+        ctx_fns r = {NULL, NULL};
+        void *g = NULL, *t = NULL;
+        cudaDriverEntryPointQueryResult q1, q2;
+        if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &g, 12000, cudaEnableDefault, &q1) == cudaSuccess &&
+            cudaGetDriverEntryPointByVersion("cuCtxSetCurrent", &t, 12000, cudaEnableDefault, &q2) == cudaSuccess &&
+            q1 == cudaDriverEntryPointSuccess && q2 == cudaDriverEntryPointSuccess && g && t) {
+            r.get = (ctx_get_fn)g;
+            r.set = (ctx_set_fn)t;
+        }
+        cudaGetLastError();
+        return r;
+    }();
+    return f;
+}
+
+device_scope::device_scope() : prev(NULL)
+{
+    ctx_fns f = ctx_functions();
+    if (f.get && f.get(&prev) != 0) prev = NULL;
+}
+
+device_scope::~device_scope()
+{
+    ctx_fns f = ctx_functions();
+    if (prev && f.set) f.set(prev);
+}
+
 static pthread_mutex_t g_capture_lock = PTHREAD_MUTEX_INITIALIZER;
 void ildl_cuda_capture_lock(void) { pthread_mutex_lock(&g_capture_lock); }
 void ildl_cuda_capture_unlock(void) { pthread_mutex_unlock(&g_capture_lock); }
@@ -116,6 +154,7 @@ extern "C" const char *ildl_cuda_device_name(const ildl_cuda_ctx *c) { return c 
 extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
 {
     if (!c) return;
+    device_scope scope;
     cudaSetDevice(c->device);
     ildl_cuda_sqmr_free(c);
     ildl_cuda_capture_lock(); /* cudaFree synchronises the device */
@@ -277,6 +316,7 @@ cleanup:
 extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id,
                                 ildl_cuda_ctx **out, char *msg, size_t msglen)
 {
+    device_scope scope;
     int status = ILDL_SUCCESS;
     int32_t *rowbase = NULL, *tile_rr = NULL, *tile_s = NULL;
     ildl_cuda_ctx *c = NULL;
@@ -530,6 +570,7 @@ __global__ void k_build_map(dev_tiles T, const int32_t *perm, const double *scal
 extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_factor_params *p,
                                 ildl_factor_stats *st, char *msg, size_t msglen)
 {
+    device_scope scope; /* the caller's context back on return */
     int status = ILDL_SUCCESS;
     factor_state hs;
     memset(&hs, 0, sizeof hs);
@@ -623,6 +664,7 @@ __global__ void k_to_single(int64_t m, const double *v, float *w)
 
 extern "C" int ildl_cuda_set_mixed(ildl_cuda_ctx *c)
 {
+    device_scope scope; /* the caller's context back on return */
     g_cuda_msg[0] = 0;
     int status = ILDL_SUCCESS;
     if (c->single) return ILDL_ERR_INVALID_OPTION;
@@ -639,6 +681,7 @@ cleanup:
 /* Mixed precision: the solves read a single-precision copy of U; D is rounded in place. */
 extern "C" int ildl_cuda_round_single(ildl_cuda_ctx *c)
 {
+    device_scope scope; /* the caller's context back on return */
     g_cuda_msg[0] = 0;
     int status = ILDL_SUCCESS;
     CU(cudaSetDevice(c->device));
@@ -659,6 +702,7 @@ cleanup:
 
 extern "C" int ildl_cuda_download_factor(ildl_cuda_ctx *c, ildl_tiles *T)
 {
+    device_scope scope; /* the caller's context back on return */
     int status = ILDL_SUCCESS;
     CU(cudaSetDevice(c->device));
     if (c->single ? !T->val32 : !T->val) return ILDL_ERR_SIZE_MISMATCH; /* host storage of the other precision */
@@ -680,6 +724,7 @@ cleanup:
 
 extern "C" int ildl_cuda_set_map(ildl_cuda_ctx *c, const int32_t *perm, const double *scale)
 {
+    device_scope scope; /* the caller's context back on return */
     g_cuda_msg[0] = 0;
     int status = ILDL_SUCCESS;
     CU(cudaSetDevice(c->device));
@@ -776,6 +821,7 @@ cleanup:
 
 extern "C" int ildl_cuda_set_solve_warps(ildl_cuda_ctx *c, int warps_forward, int warps_backward)
 {
+    device_scope scope; /* the caller's context back on return */
     int status = ILDL_SUCCESS;
     if (!solve_warps_valid(warps_forward) || !solve_warps_valid(warps_backward)) return ILDL_ERR_INVALID_OPTION;
     CU(cudaSetDevice(c->device));
@@ -791,7 +837,12 @@ cleanup:
 
 extern "C" int ildl_cuda_set_schedule(ildl_cuda_ctx *c, int schedule)
 {
+    device_scope scope; /* the caller's context back on return */
     g_cuda_msg[0] = 0;
+    if (cudaSetDevice(c->device) != cudaSuccess) {
+        ildl_cuda_note_error(cudaGetLastError(), "cudaSetDevice", __FILE__, __LINE__);
+        return ILDL_ERR_DEVICE;
+    }
     if (schedule != ILDL_SCHEDULE_SYNCFREE && schedule != ILDL_SCHEDULE_LEVELS) return ILDL_ERR_INVALID_OPTION;
     if (c->schedule != schedule) {
         c->schedule = schedule;
@@ -806,6 +857,7 @@ extern "C" int ildl_cuda_set_schedule(ildl_cuda_ctx *c, int schedule)
 
 extern "C" int ildl_cuda_solve_factored(ildl_cuda_ctx *c, double *x)
 {
+    device_scope scope; /* the caller's context back on return */
     int status = ILDL_SUCCESS;
     if (!c->factored) return ILDL_ERR_CALL_ORDER;
     CU(cudaSetDevice(c->device));
@@ -848,6 +900,7 @@ cleanup:
 
 extern "C" int ildl_cuda_apply(ildl_cuda_ctx *c, const double *r, double *z, int where, void *stream)
 {
+    device_scope scope; /* the caller's context back on return */
     g_cuda_msg[0] = 0;
     int status = ILDL_SUCCESS;
     cudaStream_t s = (cudaStream_t)stream;

@@ -29,6 +29,17 @@ extern "C" {
 #define CU_LAUNCH() CU(cudaGetLastError())
 
 void ildl_cuda_note_error(cudaError_t e, const char *what, const char *file, int line);
+/* Entry points switch the calling thread to their handle's device; a device_scope declared
+ * first in each puts the caller's own context (whatever device, primary or not) back when the
+ * entry point returns, so the caller's next launch goes where it went before. A thread that
+ * had no current context keeps the handle's device (switching "back" would create a context
+ * on device 0). Without the driver's entry points nothing is restored. */
+struct device_scope {
+    void *prev;
+    device_scope();
+    ~device_scope();
+};
+
 /* Forget the calling thread's last CUDA failure (at the start of an entry point). */
 void ildl_cuda_clear_message(void);
 /* A process-wide lock between the backend's graph captures and its calls that synchronise

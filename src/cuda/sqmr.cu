@@ -347,6 +347,7 @@ cleanup:
 extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
                               const ildl_sqmr_params *prm, ildl_sqmr_result *res)
 {
+    device_scope scope; /* the caller's context back on return */
     ildl_cuda_clear_message();
     int status = ILDL_SUCCESS, xbad = 0, stall = 0, starts = 0, checks = 0;
     ildl_sqmr_result out = {0, 0, 0.0, 0.0};

@@ -1,0 +1,119 @@
+/* test_cuda_devices.c -- options.device_id and the caller's current device: every API call
+ * runs on the handle's device and leaves the calling thread on the device it was on; with two
+ * GPUs the same problem on device 0 and on device 1 gives bitwise the same solution. Skips
+ * without a GPU (the two-device part without a second one). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include "support/testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef ILDL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+#include "blockildl.h"
+#include "core/csr.h"
+#include "cuda/cuda_backend.h"
+
+#ifdef ILDL_HAVE_CUDA
+static int current_device(void)
+{
+    int d = -1;
+    assert_int_equal(cudaGetDevice(&d), cudaSuccess);
+    return d;
+}
+
+/* Setup, factor, solve and a host apply on device_id while the thread's current device is
+ * `caller`; after every call the current device must still be `caller`. Returns the SQMR
+ * iterations; x receives the solution. */
+static int solve_on(const ildl_csr *A, const double *b, int device_id, int caller, double *x)
+{
+    assert_int_equal(cudaSetDevice(caller), cudaSuccess);
+    ildl_options o;
+    ildl_options_default(&o);
+    o.backend = ILDL_BACKEND_CUDA;
+    o.device_id = device_id;
+    ildl_handle *h = NULL;
+    assert_int_equal(ildl_setup(A->n, A->rowptr, A->col, A->val, &o, &h), ILDL_SUCCESS);
+    assert_int_equal(current_device(), caller);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    assert_int_equal(current_device(), caller);
+    assert_int_equal(ildl_solve(h, b, x), ILDL_SUCCESS);
+    assert_int_equal(current_device(), caller);
+    double *z = malloc(sizeof(double) * (size_t)A->n);
+    assert_non_null(z);
+    assert_int_equal(ildl_apply(h, b, z, ILDL_MEMORY_HOST, NULL), ILDL_SUCCESS);
+    assert_int_equal(current_device(), caller);
+    free(z);
+    ildl_info info;
+    assert_int_equal(ildl_get_info(h, &info), ILDL_SUCCESS);
+    ildl_destroy(h);
+    assert_int_equal(current_device(), caller);
+    return info.iterations;
+}
+
+static void test_device_ids(void **state)
+{
+    (void)state;
+    int ndev = ildl_cuda_device_count();
+    if (ndev <= 0) {
+        printf("SKIP: no CUDA device: device_id not tested\n");
+        skip();
+        return;
+    }
+    ildl_csr A;
+    ildl_test_laplace2d(70, 0.02, &A);
+    int32_t n = A.n;
+    double *b = malloc(sizeof(double) * (size_t)n), *x0 = malloc(sizeof(double) * (size_t)n),
+           *x1 = malloc(sizeof(double) * (size_t)n);
+    assert_true(b && x0 && x1);
+    uint64_t seed = 99;
+    for (int32_t i = 0; i < n; i++) b[i] = ildl_test_rand(&seed) - 0.5;
+
+    int it0 = solve_on(&A, b, 0, 0, x0);
+    printf("device 0 from device 0: %d iterations\n", it0);
+    /* out of range: a clear error, and the caller's device untouched */
+    ildl_options o;
+    ildl_options_default(&o);
+    o.backend = ILDL_BACKEND_CUDA;
+    o.device_id = ndev;
+    ildl_handle *h = NULL;
+    assert_int_equal(ildl_setup(n, A.rowptr, A.col, A.val, &o, &h), ILDL_ERR_INVALID_OPTION);
+    assert_null(h);
+    printf("device_id %d of %d: %s\n", ndev, ndev, ildl_last_error(NULL));
+    assert_int_equal(current_device(), 0);
+
+    if (ndev >= 2) {
+        int it1 = solve_on(&A, b, 0, 1, x1); /* handle on 0, caller on 1 */
+        assert_int_equal(it1, it0);
+        assert_memory_equal(x1, x0, sizeof(double) * (size_t)n);
+        it1 = solve_on(&A, b, 1, 0, x1); /* handle on 1, caller on 0 */
+        printf("device 1 from device 0: %d iterations\n", it1);
+        assert_int_equal(it1, it0);
+        assert_memory_equal(x1, x0, sizeof(double) * (size_t)n);
+    } else {
+        printf("SKIP: one CUDA device: device_id 1 and switching back from it not tested\n");
+    }
+    free(b); free(x0); free(x1);
+    ildl_csr_free(&A);
+}
+#else
+static void test_device_ids(void **state)
+{
+    (void)state;
+    printf("SKIP: built without the CUDA backend: device_id not tested\n");
+    skip();
+}
+#endif
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_device_ids),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
