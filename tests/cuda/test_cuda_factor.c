@@ -452,7 +452,8 @@ static void test_api_iterations(void **state)
 
 /* ildl_apply with device vectors on a caller's non-blocking stream gives the host apply's
  * bits; an ildl_factor called while such applies are still queued waits for them (they see
- * the old factor whole), and later applies see the new factor. */
+ * the old factor whole), and later applies see the new factor; captured into the caller's
+ * CUDA graph, it gives the same bits on every replay. */
 static void test_device_apply(void **state)
 {
     (void)state;
@@ -498,7 +499,26 @@ static void test_device_apply(void **state)
     assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
     assert_int_equal(cudaMemcpy(z, dz, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
     assert_memory_equal(z, z_new, bytes);
-    printf("device apply: equals the host apply, before and after a refactorization queued behind it\n");
+    /* in the caller's own CUDA graph: ildl_apply captured on s (global mode, the strictest),
+     * the graph replayed twice */
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t ge = NULL;
+    assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+    int cst = ildl_apply(h, dr, dz, ILDL_MEMORY_DEVICE, s);
+    assert_int_equal(cudaStreamEndCapture(s, &g), cudaSuccess);
+    assert_int_equal(cst, ILDL_SUCCESS);
+    assert_int_equal(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(cudaMemsetAsync(dz, 0, bytes, s), cudaSuccess);
+        assert_int_equal(cudaGraphLaunch(ge, s), cudaSuccess);
+        assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+        assert_int_equal(cudaMemcpy(z, dz, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+        assert_memory_equal(z, z_new, bytes);
+    }
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    printf("device apply: equals the host apply, before and after a refactorization queued behind it, "
+           "and replayed from the caller's CUDA graph\n");
     cudaStreamDestroy(s);
     cudaFree(dr);
     cudaFree(dz);
