@@ -248,7 +248,9 @@ typedef enum { ILDL_MEMORY_HOST = 0, ILDL_MEMORY_DEVICE = 1 } ildl_memory;
  * passed as void* (NULL = default stream), ignored on the CPU. z may not alias r.
  * The applies of one handle share its device work space: applies queued on different streams
  * must not overlap (queue them on one stream, or order them with events); use one handle per
- * concurrent stream.
+ * concurrent stream. With device vectors the call only queues kernels on `stream`, so it may
+ * be captured into the caller's CUDA graph (any capture mode) and replayed; a replay uses the
+ * factor current at that time.
  * Returns ILDL_SUCCESS, ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_CALL_ORDER, ILDL_ERR_NOT_SUPPORTED
  * (device memory with the CPU backend), ILDL_ERR_DEVICE. */
 int ildl_apply(ildl_handle *h, const double *r, double *z, int where, void *stream);
