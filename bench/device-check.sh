@@ -28,6 +28,15 @@ grep -E "generated|SQMR|device apply|MISMATCH|PASSED|FAILED" "$OUTDIR/gpu-tests.
 # shared matrices: how many factor/solve comparisons were bitwise equal, per configuration
 awk 'NF >= 6 && $1 ~ /mtx/ {n[$2]++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok[$2]++}
      END {for (c in n) printf "bitwise %-8s %d of %d\n", c, ok[c] + 0, n[c]}' "$OUTDIR/gpu-tests.log" | sort
+# every sync-free solve row split into one-tile work items (rows of more than 128 tiles are by
+# default): the agreement test on the quick set again
+mkdir -p /tmp/ildl-split
+for m in tuma2 stokes64 aug3dcqp sqd_aug2d_2x2_it5 cutest_kkt_VESUVIA_0000 bloweya maxwell_homogeneous4; do
+  ln -sf "$PWD/.devdata/matrices/$m.mtx.gz" /tmp/ildl-split/; done
+ILDL_SF_SPLIT=1 ILDL_MATRICES_DIR=/tmp/ildl-split timeout 480 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests-split.log" 2>&1
+echo "cuda tests, every solve row split (ILDL_SF_SPLIT=1), exit $?"
+awk 'NF >= 6 && $1 ~ /mtx/ {n++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok++}
+     END {printf "split rows: bitwise %d of %d\n", ok + 0, n}' "$OUTDIR/gpu-tests-split.log"
 timeout 120 $B/tests/api_test_api > "$OUTDIR/api.log" 2>&1; echo "api tests exit $?"
 timeout 120 $B/tests/cuda_test_cuda_oom > "$OUTDIR/oom.log" 2>&1; echo "device memory exhaustion test exit $?"
 timeout 120 $B/tests/cuda_test_cuda_threads > "$OUTDIR/threads.log" 2>&1; echo "concurrent handles test exit $?"

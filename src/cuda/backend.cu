@@ -171,7 +171,9 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
                     (void *)c->d_acol, (void *)c->d_aval, (void *)c->d_done_f,
                     (void *)c->d_done_b, (void *)c->d_epoch, (void *)c->d_tickets, (void *)c->T.val32, (void *)c->d_tile_rr,
                     (void *)c->d_tile_s, (void *)c->d_sweep, (void *)c->d_slot_size, (void *)c->d_perm, (void *)c->d_scale,
-                    (void *)c->d_totals};
+                    (void *)c->d_totals, (void *)c->T.sf_items_f, (void *)c->T.sf_items_b,
+                    (void *)c->T.sf_scr_f, (void *)c->T.sf_scr_b, (void *)c->T.sf_scratch,
+                    (void *)c->T.sf_count};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++)
         if (ptrs[k]) cudaFree(ptrs[k]);
     for (int k = 0; k < 4; k++)
@@ -313,6 +315,74 @@ cleanup:
     return status;
 }
 
+/* Rows with more than ILDL_SF_SPLIT tiles are split into work items of at most
+ * ILDL_SF_CHUNK tiles in the sync-free solves (ILDL_SF_SPLIT=N: rows with more than N tiles,
+ * chunks of min(N, ILDL_SF_CHUNK)). A row's tiles are otherwise summed by the two warps of one
+ * block one after the other: a KKT matrix's dense row makes a block row with a thousand
+ * tiles, and its sweep waits for that block alone. Splitting costs the row a pass through
+ * global memory and the last item's ordered sum, so only long rows pay for it (at 32 tiles
+ * the 1M Stokes sweeps were 1.5-2.6x slower, perf-notes §38). */
+#define ILDL_SF_SPLIT 128
+#define ILDL_SF_CHUNK 32
+
+/* The sync-free solves' work items in ticket order, per direction (dev_tiles.sf_*): one per
+ * row, or one per chunk of sf_chunk tiles of a row with more; the split rows' scratch for the
+ * tiles' partial sums (one direction at a time) and their item counters. col_diag: host copy. */
+static cudaError_t sf_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const int64_t *col_diag)
+{
+    dev_tiles &D = c->T;
+    const char *env = getenv("ILDL_SF_SPLIT");
+    int split = env && atoi(env) > 0 ? atoi(env) : ILDL_SF_SPLIT;
+    int chunk = split < ILDL_SF_CHUNK ? split : ILDL_SF_CHUNK;
+    int32_t nb = T->nb;
+    int64_t cap = 2 * ((int64_t)nb + T->ntiles / chunk + 2), tot[2] = {0, 0}; /* both directions */
+    int2 *items = (int2 *)malloc(sizeof(int2) * (size_t)cap);
+    int64_t *scr = (int64_t *)malloc(sizeof(int64_t) * 2 * ((size_t)nb + 1));
+    int32_t nitems[2] = {0, 0}, nsplit[2] = {0, 0};
+    int64_t longest[2] = {0, 0};
+    cudaError_t e = cudaSuccess;
+    if (!items || !scr) { e = cudaErrorMemoryAllocation; goto done; }
+    for (int dir = 0; dir < 2 && e == cudaSuccess; dir++) {
+        int2 *it = items + (dir ? nitems[0] : 0);
+        int64_t *so = scr + (size_t)dir * (nb + 1);
+        int32_t k = 0;
+        for (int32_t t = 0; t < nb; t++) {
+            int32_t pos = dir ? nb - 1 - t : t, i = T->level_rows[pos];
+            int64_t ntile = dir ? T->row_ptr[i + 1] - T->row_ptr[i] - 1 : col_diag[i] - T->col_ptr[i];
+            if (ntile > longest[dir]) longest[dir] = ntile;
+            if (ntile <= split) {
+                so[i] = -1;
+                it[k++] = make_int2(pos, -1);
+                continue;
+            }
+            so[i] = tot[dir];
+            tot[dir] += ntile;
+            nsplit[dir]++;
+            for (int64_t q = 0; q < ntile; q += chunk) it[k++] = make_int2(pos, (int)(q / chunk));
+        }
+        nitems[dir] = k;
+    }
+    if (ildl_profiling())
+        fprintf(stderr, "ildl profile: cuda: solve rows split (> %d tiles): forward %d (longest %lld tiles), "
+                "backward %d (longest %lld)\n", split, (int)nsplit[0], (long long)longest[0], (int)nsplit[1],
+                (long long)longest[1]);
+    D.sf_chunk = chunk;
+    D.sf_nitems_f = nitems[0];
+    D.sf_nitems_b = nitems[1];
+    e = upload((int2 **)&D.sf_items_f, items, (size_t)nitems[0], c);
+    if (e == cudaSuccess) e = upload((int2 **)&D.sf_items_b, items + nitems[0], (size_t)nitems[1], c);
+    if (e == cudaSuccess) e = upload((int64_t **)&D.sf_scr_f, scr, (size_t)nb, c);
+    if (e == cudaSuccess) e = upload((int64_t **)&D.sf_scr_b, scr + nb + 1, (size_t)nb, c);
+    if (e == cudaSuccess)
+        e = alloc(&D.sf_scratch, (size_t)(tot[0] > tot[1] ? tot[0] : tot[1]) * LD, c);
+    if (e == cudaSuccess) e = alloc(&D.sf_count, (size_t)nb, c);
+    if (e == cudaSuccess) e = cudaMemset(D.sf_count, 0, sizeof(int) * (size_t)nb);
+done:
+    free(items);
+    free(scr);
+    return e;
+}
+
 extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id,
                                 ildl_cuda_ctx **out, char *msg, size_t msglen)
 {
@@ -381,6 +451,7 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
                 cd[i] = q;
             }
             cudaError_t e = upload((int64_t **)&D.col_diag, cd, (size_t)T->nb, B);
+            if (e == cudaSuccess) e = sf_split_plan(c, T, cd);
             free(cd);
             CU(e);
         }

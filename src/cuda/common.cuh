@@ -85,6 +85,15 @@ struct dev_tiles {
     int32_t *piv;
     double *d_diag, *d_off;
     int8_t *piv_type;
+    /* sync-free solves, rows with many tiles split into work items (solve.cu, sf_split_plan):
+     * items in ticket order, x = the row's position in level_rows, y = its chunk (or -1: the
+     * whole row); per row, the first of its tiles' partial sums in scratch (-1: not split) */
+    const int2 *sf_items_f, *sf_items_b;
+    int32_t sf_nitems_f, sf_nitems_b;
+    int32_t sf_chunk;       /* tiles per item of a split row */
+    const int64_t *sf_scr_f, *sf_scr_b;
+    double *sf_scratch;     /* LD partial sums per tile of the split rows (one direction at a time) */
+    int *sf_count;          /* [nb] items of a split row finished in this sweep (the last resets it) */
 };
 
 /* The factor values a factorization of value type R writes: val (double) or val32 (float). */

@@ -456,6 +456,39 @@ __device__ __forceinline__ double tile_matvec(const dev_tiles &T, const tile_met
     return s;
 }
 
+/* Lane c of one warp: x_c + sum_{l<c} V(l,c) y_l, l ascending (the CPU's order), for y = xv
+ * and V_ii = U_ii^-1 staged in ud (mi x mi, row-major): the forward sweep's U_ii^-T. Unrolled
+ * with masks: the loads and shuffles are all in flight, only the additions chained. */
+template <typename S> __device__ __forceinline__ double vii_forward(double xv, const S *ud, int mi)
+{
+    int c = threadIdx.x & 31;
+    __syncwarp();
+    double s = 0.0;
+#pragma unroll
+    for (int l = 0; l < LD - 1; l++) {
+        double yl = __shfl_sync(0xffffffffu, xv, l);
+        double v = ud[l * mi + c]; /* l * mi + c < TILE: in the staged tile, used only for c < mi */
+        if (c > l && c < mi) s += v * yl;
+    }
+    return xv + s;
+}
+
+/* Lane r: x_r + sum_{c>r} V(r,c) y_c, c ascending, V_ii staged with ld SLD: the backward
+ * sweep's U_ii^-1. */
+template <typename S> __device__ __forceinline__ double vii_backward(double xv, const S *ud, int mi)
+{
+    int r = threadIdx.x & 31;
+    __syncwarp();
+    double s = 0.0;
+#pragma unroll
+    for (int c = 1; c < LD; c++) {
+        double yc = __shfl_sync(0xffffffffu, xv, c);
+        double v = ud[r * SLD + c];
+        if (r < c && c < mi) s += v * yc;
+    }
+    return xv + s;
+}
+
 /* x_i <- U_ii^-T (x_i - sum_k U_ki^T x_k) by the W warps of a block: warp w takes tiles
  * w, w + W, ... of each group of PARTS_FORWARD tiles at its own pace (no barrier between its
  * tiles, so one warp's wait does not hold the others); warp 0 then subtracts the group's sums
@@ -492,17 +525,7 @@ __device__ void row_forward(const dev_tiles &T, int32_t i, const double *xin, do
     }
     if (w != 0) return;
     TRACE_MARK(0, xv);
-    /* U_ii^-T = V_ii^T (the stored inverse): lane c adds V(l,c) y_l over l < c ascending (the
-     * CPU's order); the y_l come by shuffle and do not depend on each other */
-    __syncwarp();
-    double s = 0.0;
-#pragma unroll /* loads and shuffles all in flight, only the additions chained */
-    for (int l = 0; l < LD - 1; l++) {
-        double yl = __shfl_sync(0xffffffffu, xv, l);
-        double v = ud[l * mi + c]; /* l * mi + c < TILE: in the staged tile, used only for c < mi */
-        if (c > l && c < mi) s += v * yl;
-    }
-    xv += s;
+    xv = vii_forward(xv, ud, mi);
     TRACE_MARK(1, xv);
     if (c < mi) st_row<SF>(xi + c, xv);
     __syncwarp();
@@ -541,19 +564,74 @@ __device__ void row_backward(const dev_tiles &T, int32_t i, const double *xin, d
     }
     if (w != 0) return;
     TRACE_MARK(0, xv);
-    /* U_ii^-1 = V_ii: lane r adds V(r,c) y_c over c > r ascending */
-    __syncwarp();
-    double s = 0.0;
-#pragma unroll /* as in row_forward */
-    for (int c = 1; c < LD; c++) {
-        double yc = __shfl_sync(0xffffffffu, xv, c);
-        double v = ud[r * SLD + c];
-        if (r < c && c < mi) s += v * yc;
-    }
-    xv += s;
+    xv = vii_backward(xv, ud, mi);
     TRACE_MARK(1, xv);
     if (r < mi) st_row<SF>(xi + r, xv);
     __syncwarp();
+}
+
+/* A sync-free work item of a split row (a row with more than T.sf_chunk tiles; sf_items):
+ * the W warps take chunk `chunk` of the row's tiles (fwd_seq order forward, bwd_seq order
+ * backward) and write each tile's partial sums to the row's scratch. The block that finishes
+ * the row's last item (T.sf_count) subtracts all of them from x_i in tile order, as
+ * row_forward / row_backward do group by group, applies V_ii and stores the row: the bits of
+ * the whole row done by one block, with its tiles spread over many. Returns 1 (uniformly) in
+ * the block that stored the row. No item waits for another item of its row, so the ticket
+ * order still guarantees progress. */
+template <int W, typename S, bool FORWARD>
+__device__ int row_chunk(const dev_tiles &T, int32_t i, int chunk, const double *xin, double *x, double *smem,
+                         const int *done, int epoch)
+{
+    constexpr int P = FORWARD ? PARTS_FORWARD : PARTS_BACKWARD;
+    __shared__ tile_meta<P> meta;
+    __shared__ int s_last;
+    int w = threadIdx.x >> 5, c = threadIdx.x & 31;
+    S *us = reinterpret_cast<S *>(smem) + w * STILE, *ud = reinterpret_cast<S *>(smem) + W * STILE;
+    int mi = dev_bsize(T, i);
+    int64_t q0 = FORWARD ? T.col_ptr[i] : T.row_ptr[i] + 1, qend = FORWARD ? T.col_diag[i] : T.row_ptr[i + 1];
+    int64_t ntile = qend - q0, a = q0 + (int64_t)chunk * T.sf_chunk;
+    int64_t e = a + T.sf_chunk < qend ? a + T.sf_chunk : qend;
+    int nchunks = (int)((ntile + T.sf_chunk - 1) / T.sf_chunk);
+    double *scr = T.sf_scratch + (FORWARD ? T.sf_scr_f[i] : T.sf_scr_b[i]) * LD;
+    for (int64_t cb = a; cb < e; cb += P) {
+        int ng = (int)(e - cb < P ? e - cb : P);
+        gather_meta<FORWARD>(T, cb, ng, &meta);
+        for (int q = w; q < ng; q += W) {
+            double v = FORWARD ? tile_tmatvec<true, P, S>(T, &meta, q, mi, x, us, done, epoch)
+                               : tile_matvec<true, P, S>(T, &meta, q, mi, x, us, done, epoch);
+            __stcg(scr + (cb - q0 + q) * LD + c, v);
+        }
+        __syncthreads(); /* meta is rewritten by the next group */
+    }
+    __threadfence(); /* the partial sums before the count */
+    __syncthreads();
+    if (threadIdx.x == 0) s_last = atomicAdd(T.sf_count + i, 1) == nchunks - 1;
+    __syncthreads();
+    if (!s_last) return 0;
+    __threadfence(); /* the count before the other items' partial sums */
+    if (w == 0) {
+        double xv = c < mi ? ld_dep<true>(xin + T.bstart[i] + c) : 0.0;
+        const int64_t u0 = T.off[T.row_ptr[i]];
+        if (FORWARD)
+            for (int k = c; k < mi * mi; k += LD) ud[k] = stage_val<S>(T, u0 + k);
+        else
+            for (int rr = 0; rr < mi; rr++)
+                if (c < mi) ud[rr * SLD + c] = stage_val<S>(T, u0 + (int64_t)rr * mi + c);
+        /* in tile order, the loads of 16 partial sums in flight at a time */
+        for (int64_t q0b = 0; q0b < ntile; q0b += 16) {
+            double v[16];
+#pragma unroll
+            for (int k = 0; k < 16; k++) v[k] = q0b + k < ntile ? __ldcg(scr + (q0b + k) * LD + c) : 0.0;
+#pragma unroll
+            for (int k = 0; k < 16; k++)
+                if (q0b + k < ntile) xv -= v[k];
+        }
+        xv = FORWARD ? vii_forward(xv, ud, mi) : vii_backward(xv, ud, mi);
+        if (c < mi) st_row<true>(x + T.bstart[i] + c, xv);
+        if (c == 0) T.sf_count[i] = 0; /* every item of the row is done: ready for the next sweep */
+        __syncwarp();
+    }
+    return 1;
 }
 
 /* ------------------------------------------------------------ level schedule */
@@ -604,12 +682,18 @@ __global__ void __launch_bounds__(W * 32) k_forward_syncfree(dev_tiles T, const 
     int ep = *epoch;
     for (;;) {
         int t = sf_take(ticket, &slot);
-        if (t >= T.nb) break;
-        int32_t i = T.level_rows[t];
+        if (t >= T.sf_nitems_f) break;
+        int2 item = T.sf_items_f[t];
+        int32_t i = T.level_rows[item.x];
+        if (item.y >= 0) { /* a chunk of a split row */
+            if (row_chunk<W, S, true>(T, i, item.y, xin, x, smem, done, ep) && threadIdx.x < 32 && c_sf_protocol != 2)
+                sf_publish(done, i, ep);
+            continue;
+        }
         unsigned long long t_claim = trace_row_begin();
         row_forward<W, true, S>(T, i, xin, x, smem, done, ep);
         if (threadIdx.x < 32 && c_sf_protocol != 2) sf_publish(done, i, ep);
-        trace_row_end(0, T.nb, t, i, t_claim);
+        trace_row_end(0, T.nb, item.x, i, t_claim);
     }
 }
 
@@ -623,12 +707,18 @@ __global__ void __launch_bounds__(W * 32) k_backward_syncfree(dev_tiles T, const
     int ep = *epoch;
     for (;;) {
         int t = sf_take(ticket, &slot);
-        if (t >= T.nb) break;
-        int32_t i = T.level_rows[T.nb - 1 - t];
+        if (t >= T.sf_nitems_b) break;
+        int2 item = T.sf_items_b[t];
+        int32_t i = T.level_rows[item.x];
+        if (item.y >= 0) { /* a chunk of a split row */
+            if (row_chunk<W, S, false>(T, i, item.y, xin, x, smem, done, ep) && threadIdx.x < 32 && c_sf_protocol != 2)
+                sf_publish(done, i, ep);
+            continue;
+        }
         unsigned long long t_claim = trace_row_begin();
         row_backward<W, true, S>(T, i, xin, x, smem, done, ep);
         if (threadIdx.x < 32 && c_sf_protocol != 2) sf_publish(done, i, ep);
-        trace_row_end(1, T.nb, t, i, t_claim);
+        trace_row_end(1, T.nb, T.nb - 1 - item.x, i, t_claim);
     }
 }
 
