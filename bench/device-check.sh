@@ -49,6 +49,10 @@ if [ -n "$SAN" ]; then
     ILDL_TEST_SMALL=1 timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_factor \
       > "$OUTDIR/sanitizer-$tool.log" 2>&1
     echo "compute-sanitizer $tool exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool.log" | tail -n 1)"
+    # the split-row path of the sync-free solves (every row split into 2-tile items)
+    ILDL_SF_SPLIT=2 ILDL_TEST_SMALL=1 timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_factor \
+      > "$OUTDIR/sanitizer-$tool-split.log" 2>&1
+    echo "compute-sanitizer $tool, rows split, exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-split.log" | tail -n 1)"
   done
 fi
 echo "== ildl cpu vs cuda"
