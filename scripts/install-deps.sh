@@ -7,6 +7,7 @@ have_header() { [ -e "/usr/include/$1" ] || [ -e "/usr/include/suitesparse/$1" ]
 command -v cmake >/dev/null 2>&1 || need+=(cmake)
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v cc >/dev/null 2>&1 || need+=(gcc)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config) # the install test links through blockildl.pc
 have_header amd.h || need+=(libsuitesparse-dev)
 have_header metis.h || need+=(libmetis-dev)
 have_header cmocka.h || need+=(libcmocka-dev)

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The installed package as a user finds it: install the build into a scratch prefix, then build
+# examples/example_solve.c against it through pkg-config, once with the shared library and once
+# statically (libblockildl.a + Libs.private), and run both: each must solve (exit 0).
+#   usage: check_install.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$1 src=$2
+prefix=$build/install-check
+rm -rf "$prefix"
+cmake --install "$build" --prefix "$prefix" > /dev/null
+libdir=$(dirname "$(find "$prefix" -name blockildl.pc | head -n 1)")/..
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+cc=${CC:-cc}
+$cc -std=c11 "$src/examples/example_solve.c" $(pkg-config --cflags --libs blockildl) -Wl,-rpath,"$libdir" \
+  -o "$prefix/example_shared"
+"$prefix/example_shared" > "$prefix/shared.out"
+static_libs=$(pkg-config --libs --static blockildl | sed "s#-lblockildl#$libdir/libblockildl.a#")
+$cc -std=c11 "$src/examples/example_solve.c" $(pkg-config --cflags blockildl) $static_libs -o "$prefix/example_static"
+"$prefix/example_static" > "$prefix/static.out"
+if ldd "$prefix/example_static" | grep -q blockildl; then
+  echo "the static example still loads libblockildl.so" >&2
+  exit 1
+fi
+# and through CMake: find_package(blockildl), the shared and the static target
+mkdir -p "$prefix/consumer"
+cat > "$prefix/consumer/CMakeLists.txt" <<CM
+cmake_minimum_required(VERSION 3.18)
+project(consumer C)
+find_package(blockildl REQUIRED)
+add_executable(ex_shared $src/examples/example_solve.c)
+target_link_libraries(ex_shared PRIVATE blockildl::blockildl)
+add_executable(ex_static $src/examples/example_solve.c)
+target_link_libraries(ex_static PRIVATE blockildl::blockildl_static)
+CM
+cmake -S "$prefix/consumer" -B "$prefix/consumer/build" -DCMAKE_PREFIX_PATH="$prefix" > "$prefix/consumer.log" 2>&1 ||
+  { cat "$prefix/consumer.log" >&2; exit 1; }
+cmake --build "$prefix/consumer/build" >> "$prefix/consumer.log" 2>&1 || { cat "$prefix/consumer.log" >&2; exit 1; }
+"$prefix/consumer/build/ex_shared" > "$prefix/cmake-shared.out"
+"$prefix/consumer/build/ex_static" > "$prefix/cmake-static.out"
+echo "install check: shared and static links through blockildl.pc and find_package solve"
