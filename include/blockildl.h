@@ -183,7 +183,8 @@ typedef struct ildl_info {
     size_t device_bytes;      /* device memory held by the handle */
     int32_t ordering_used;    /* ildl_ordering that ordered the blocks (AUTO resolved) */
     int32_t reserved_int32;
-    int64_t reserved_int[15];
+    char device_name[64];     /* the GPU of the CUDA backend ("NVIDIA H200"), "" on the CPU */
+    int64_t reserved_int[7];
     double reserved_double[16];
 } ildl_info;
 

@@ -313,6 +313,7 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
     I->host_bytes = sizeof(*h) + (size_t)nnz * (8 * 3 + 4 + 8) + (size_t)n * 64 +
                     (size_t)h->an.tiles.total_cap * (value_bytes + 2) + (size_t)h->an.tiles.ntiles * 64;
     I->device_bytes = h->cuda ? ildl_cuda_bytes(h->cuda) : 0;
+    snprintf(I->device_name, sizeof I->device_name, "%s", h->cuda ? ildl_cuda_device_name(h->cuda) : "");
     I->setup_seconds = ildl_wtime() - t0;
     logline(h, 1, "setup: n=%d nnz=%lld blocks=%d tiles=%lld levels=%d capacity=%lld (%.3f s)",
             (int)n, (long long)nnz, (int)I->num_blocks, (long long)I->num_tiles,

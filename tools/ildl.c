@@ -360,8 +360,9 @@ report:
     exit_code = (status == ILDL_SUCCESS && converged) ? 0 : (status == ILDL_ERR_NOT_CONVERGED || status == ILDL_ERR_BREAKDOWN) ? 1 : 2;
     if (!quiet) {
         if (h) {
-            printf("backend  %s, scaling %s, ordering %s%s%s%s, blocking %s, pivot %s, l_f %d, r_f %g, tau %g, precision %s\n",
-                   name_of(backends, info.backend), name_of(scalings, opt.scaling), name_of(orderings, opt.ordering),
+            printf("backend  %s%s%s%s, scaling %s, ordering %s%s%s%s, blocking %s, pivot %s, l_f %d, r_f %g, tau %g, precision %s\n",
+                   name_of(backends, info.backend), info.device_name[0] ? " (" : "", info.device_name,
+                   info.device_name[0] ? ")" : "", name_of(scalings, opt.scaling), name_of(orderings, opt.ordering),
                    opt.ordering == ILDL_ORDER_AUTO ? " (" : "",
                    opt.ordering == ILDL_ORDER_AUTO ? name_of(orderings, info.ordering_used) : "",
                    opt.ordering == ILDL_ORDER_AUTO ? ")" : "",
@@ -387,6 +388,8 @@ report:
         json_string(stdout, file);
         printf(",\"n\":%d,\"nnz\":%lld,\"backend\":", (int)A.n, (long long)(A.rowptr ? A.rowptr[A.n] : 0));
         json_string(stdout, h ? name_of(backends, info.backend) : name_of(backends, opt.backend));
+        printf(",\"device\":");
+        json_string(stdout, h ? info.device_name : "");
         printf(",\"status\":");
         json_string(stdout, status ? ildl_strerror(status) : "success");
         printf(",\"status_code\":%d,\"phase\":", status);

@@ -301,10 +301,21 @@ static void test_cuda_request_without_gpu(void **state)
         assert_null(h);
         assert_true(strlen(ildl_last_error(NULL)) > 0);
     } else {
-        /* a GPU is present: the CUDA backend must then work */
+        /* a GPU is present: the CUDA backend must then work, and say which GPU it is */
         assert_int_equal(st, ILDL_SUCCESS);
+        ildl_info info;
+        assert_int_equal(ildl_get_info(h, &info), ILDL_SUCCESS);
+        assert_int_equal(info.backend, ILDL_BACKEND_CUDA);
+        assert_true(strlen(info.device_name) > 0 && strlen(info.device_name) < sizeof info.device_name);
         ildl_destroy(h);
     }
+    /* the CPU backend names no device */
+    o.backend = ILDL_BACKEND_CPU;
+    assert_int_equal(ildl_setup(2, rp, c, v, &o, &h), ILDL_SUCCESS);
+    ildl_info info;
+    assert_int_equal(ildl_get_info(h, &info), ILDL_SUCCESS);
+    assert_string_equal(info.device_name, "");
+    ildl_destroy(h);
 }
 
 /* The CUDA start-up helper that ildl_setup runs beside the analysis: on any machine (GPU or
