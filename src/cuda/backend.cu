@@ -68,6 +68,15 @@ static pthread_mutex_t g_capture_lock = PTHREAD_MUTEX_INITIALIZER;
 void ildl_cuda_capture_lock(void) { pthread_mutex_lock(&g_capture_lock); }
 void ildl_cuda_capture_unlock(void) { pthread_mutex_unlock(&g_capture_lock); }
 
+/* cudaDeviceSynchronize, never while another thread of the backend captures a graph. */
+static cudaError_t device_sync_locked(void)
+{
+    ildl_cuda_capture_lock();
+    cudaError_t e = cudaDeviceSynchronize();
+    ildl_cuda_capture_unlock();
+    return e;
+}
+
 
 
 /* Allocate count elements on the device (c->bytes counts them) and copy src there if given;
@@ -301,12 +310,7 @@ static int set_solve_warps(ildl_cuda_ctx *c, int wf, int wb)
         CU(solve_set_backoff(env && atoi(env) > 0 ? (unsigned)atoi(env) : ILDL_SF_BACKOFF));
     }
     /* the settings are written through the legacy stream; the solves run on non-blocking ones */
-    ildl_cuda_capture_lock();
-    {
-        cudaError_t e = cudaDeviceSynchronize();
-        ildl_cuda_capture_unlock();
-        CU(e);
-    }
+    CU(device_sync_locked());
     c->solve_warps_f = wf;
     c->solve_warps_b = wb;
     c->sf_blocks_f = syncfree_blocks(c, fwd);
@@ -653,12 +657,7 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     /* the factorization overwrites what pending solves read (the factor, the map, the solve
      * records), and its streams are non-blocking: first let every queued device-pointer
      * ildl_apply, on any stream, finish */
-    ildl_cuda_capture_lock();
-    {
-        cudaError_t e = cudaDeviceSynchronize();
-        ildl_cuda_capture_unlock();
-        CU(e);
-    }
+    CU(device_sync_locked());
     /* everything of the factorization is ordered on its stream fstream[0] (factor_run) */
     CU(cudaMemcpyAsync(c->T.a_val, T->a_val, sizeof(double) * (size_t)T->a_ptr[T->ntiles],
                        cudaMemcpyHostToDevice, c->fstream[0]));

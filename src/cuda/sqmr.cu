@@ -260,9 +260,6 @@ static int capture(ildl_cuda_ctx *c, int (*fn)(ildl_cuda_ctx *), cudaGraphExec_t
         CU(e);
     }
     CU(cudaGraphInstantiate(exec, g, 0));
-    /* the graph's first launch would upload it: do it now, on the stream, beside the host's
-     * work before the first solve */
-    CU(cudaGraphUpload(*exec, c->stream));
 cleanup:
     ildl_cuda_capture_unlock();
     if (g) cudaGraphDestroy(g);
