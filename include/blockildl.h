@@ -78,8 +78,16 @@ typedef enum {
     ILDL_ORDER_GMC = 2,
     ILDL_ORDER_METIS = 3,
     ILDL_ORDER_NATURAL = 4,
-    ILDL_ORDER_AUTO = 5 /* AMD, or METIS when AMD leaves the block graph nearly a path (depth >= 3/4
-                           of its vertices): docs/preprocessing.md; ildl_info.ordering_used says which */
+    ILDL_ORDER_AUTO = 5, /* AMD, or METIS when AMD leaves the block graph nearly a path (depth >= 3/4
+                            of its vertices); then, with BR blocking on a block graph of >= 1000 blocks,
+                            GMC_FILL when its levels are at most a quarter of that order's after the
+                            fill: docs/ordering.md; ildl_info.ordering_used says which */
+    ILDL_ORDER_GMC_FILL = 6 /* greedy multicolouring at distance fill_level + 1 of the block graph:
+                               the colour classes stay level sets after the fill, so the solves and
+                               the factorization have at most (colours + hubs) levels (hubs: blocks
+                               of very high degree, ordered last); ILDL_ERR_NOT_SUPPORTED when the
+                               distance-(fill_level+1) neighbourhoods are too large to search
+                               (docs/ordering.md) */
 } ildl_ordering;
 typedef enum { ILDL_BLOCKING_RB = 0, ILDL_BLOCKING_BR = 1 } ildl_blocking_strategy;
 typedef enum {

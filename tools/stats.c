@@ -32,10 +32,10 @@ static int make_blocking(const ildl_csr *A, int strategy, int ordering, int max_
                          ildl_blocking *blk)
 {
     if (strategy == ILDL_BLOCKING_BR)
-        return ildl_block_br(A, ordering, NULL, max_bs, thr, 0.9, blk);
+        return ildl_block_br(A, ordering, 1, NULL, max_bs, thr, 0.9, blk);
     int32_t *order = malloc(sizeof(int32_t) * (size_t)A->n);
     if (!order) return ILDL_ERR_OUT_OF_MEMORY;
-    int st = ildl_order_graph(A->n, A->rowptr, A->col, ordering, order, NULL, NULL, 0);
+    int st = ildl_order_graph(A->n, A->rowptr, A->col, ordering, 1, order, NULL, NULL, 0);
     if (!st) st = ildl_block_rb(A, order, NULL, max_bs, thr, blk);
     free(order);
     return st;

@@ -42,7 +42,7 @@ static int check_options(const ildl_options *o, char *msg, size_t msglen)
         ildl_msg(msg, msglen, "unknown blocking strategy %d", o->blocking);
         return ILDL_ERR_INVALID_OPTION;
     }
-    if (o->ordering < ILDL_ORDER_AMD || o->ordering > ILDL_ORDER_AUTO) {
+    if (o->ordering < ILDL_ORDER_AMD || o->ordering > ILDL_ORDER_GMC_FILL) {
         ildl_msg(msg, msglen, "unknown ordering %d", o->ordering);
         return ILDL_ERR_INVALID_OPTION;
     }
@@ -92,12 +92,12 @@ int ildl_analyse(const ildl_csr *A, const int64_t *src, const ildl_options *o,
         order = ildl_malloc(sizeof(int32_t) * (size_t)n);
         if (!order) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
         /* with pairs, order the graph of pairs so that RB finds every pair adjacent */
-        st = ildl_match_order(A, pair, o->ordering, order, &used, msg, msglen);
+        st = ildl_match_order(A, pair, o->ordering, o->fill_level, order, &used, msg, msglen);
         if (st) goto cleanup;
         st = ildl_block_rb(A, order, pair, o->max_block_size, o->block_threshold, &an->blk);
         an->blk.ordering_used = used;
     } else {
-        st = ildl_block_br(A, o->ordering, pair, o->max_block_size, o->block_threshold,
+        st = ildl_block_br(A, o->ordering, o->fill_level, pair, o->max_block_size, o->block_threshold,
                            o->block_decay, &an->blk);
     }
     if (st) { ildl_msg(msg, msglen, "blocking failed (%d)", st); goto cleanup; }

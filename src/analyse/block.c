@@ -659,7 +659,7 @@ static int br_units_level(int32_t n, const int32_t *pair, int32_t *umap, groups 
     return st;
 }
 
-int ildl_block_br(const ildl_csr *A, int ordering, const int32_t *pair, int max_bs,
+int ildl_block_br(const ildl_csr *A, int ordering, int fill_level, const int32_t *pair, int max_bs,
                   double threshold, double decay, ildl_blocking *out)
 {
     bgraph G = {0}, C = {0};
@@ -746,7 +746,11 @@ int ildl_block_br(const ildl_csr *A, int ordering, const int32_t *pair, int max_
 #pragma omp parallel
     {
 #pragma omp single nowait
-        st = ildl_order_graph(G.n, G.p, G.i, ordering, operm, &used, msg, sizeof msg);
+        {
+            st = ildl_order_graph(G.n, G.p, G.i, ordering, fill_level, operm, &used, msg, sizeof msg);
+            if (!st && ordering == ILDL_ORDER_AUTO) /* BR orders the block graph: AUTO may colour it */
+                st = ildl_order_auto_colour(G.n, G.p, G.i, fill_level, operm, &used);
+        }
         br_vertex_rows(lv, K, G.n, voff, rows, &bad);
     }
     if (st) goto cleanup;

@@ -25,8 +25,9 @@ int ildl_block_rb(const ildl_csr *A, const int32_t *order, const int32_t *pair, 
  * floor of min(threshold, 0.1); steps that would merge nothing are skipped; stops when blocks
  * average 75% of max_bs, when levels at the floor merge under 1%, or after 40 steps; decay = 1
  * stops at the first level that merges nothing), then order the coarse graph with `ordering`
- * (ildl_ordering) and expand: rows of one block are contiguous. */
-int ildl_block_br(const ildl_csr *A, int ordering, const int32_t *pair, int max_bs,
+ * (ildl_ordering; fill_level: the level of fill it is for, as ildl_order_graph) and expand:
+ * rows of one block are contiguous. */
+int ildl_block_br(const ildl_csr *A, int ordering, int fill_level, const int32_t *pair, int max_bs,
                   double threshold, double decay, ildl_blocking *out);
 
 void ildl_blocking_free(ildl_blocking *b);

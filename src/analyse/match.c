@@ -534,11 +534,12 @@ cleanup:
 
 /* ---------------------------------------------------------------- pair-preserving order */
 
-int ildl_match_order(const ildl_csr *A, const int32_t *pair, int method, int32_t *order,
+int ildl_match_order(const ildl_csr *A, const int32_t *pair, int method, int fill_level,
+                     int32_t *order,
                      int *used, char *msg, size_t msglen)
 {
     int32_t n = A->n;
-    if (!pair) return ildl_order_graph(n, A->rowptr, A->col, method, order, used, msg, msglen);
+    if (!pair) return ildl_order_graph(n, A->rowptr, A->col, method, fill_level, order, used, msg, msglen);
     int32_t *uid = ildl_malloc(sizeof(int32_t) * (size_t)n);
     int32_t *first = ildl_malloc(sizeof(int32_t) * (size_t)n);
     int32_t *mark = ildl_malloc(sizeof(int32_t) * (size_t)n);
@@ -592,7 +593,7 @@ int ildl_match_order(const ildl_csr *A, const int32_t *pair, int method, int32_t
             int32_t w = qi[p];
             ti[tp[w] + mark[w]++] = u;
         }
-    st = ildl_order_graph(nu, tp, ti, method, uperm, used, msg, msglen);
+    st = ildl_order_graph(nu, tp, ti, method, fill_level, uperm, used, msg, msglen);
     if (st) goto cleanup;
     for (int32_t k = 0, pos = 0; k < nu; k++) {
         int32_t r = first[uperm[k]];

@@ -43,10 +43,11 @@ int ildl_match_scale(const ildl_csr *A, double *s, int32_t *pair, int32_t *n_unm
 
 /* Fill-reducing order of A that keeps every pair adjacent: order the quotient graph (each
  * pair merged into one vertex) with ildl_order_graph(method) and expand every vertex to its
- * row, or to its pair (smaller index first). Inputs: A, pair[n], method (ildl_ordering).
- * Output: order[n] (order[new] = old), *used (may be NULL: the method kept). Returns ildl_order_graph's statuses (msg set). */
-int ildl_match_order(const ildl_csr *A, const int32_t *pair, int method, int32_t *order,
-                     int *used, char *msg, size_t msglen);
+ * row, or to its pair (smaller index first). Inputs: A, pair[n], method (ildl_ordering),
+ * fill_level (as ildl_order_graph). Output: order[n] (order[new] = old), *used (may be NULL:
+ * the method kept). Returns ildl_order_graph's statuses (msg set). */
+int ildl_match_order(const ildl_csr *A, const int32_t *pair, int method, int fill_level,
+                     int32_t *order, int *used, char *msg, size_t msglen);
 
 /* hint[k] = 1 iff analysed rows k and k+1 (perm[new] = old) form a pair lying in one block
  * of bstart[0..nb], the pair starting at k; 0 otherwise. Output: hint[n]. */

@@ -347,6 +347,113 @@ cleanup:
     return st;
 }
 
+/* ---------------------------------------------------------------- multicolouring that survives fill */
+
+/* A vertex of more than max(HUB_MIN_DEGREE, HUB_AVG_FACTOR x the average degree) neighbours is a
+ * hub: it is left out of the colouring and ordered last (see ildl_order_gmc_fill). */
+#define HUB_MIN_DEGREE 64
+#define HUB_AVG_FACTOR 8
+/* Vertices visited by all the searches together, at most this many per edge (plus a constant)
+ * before gmc-fill gives up: distance > 2 on an expander-like graph reaches nearly every vertex
+ * from every vertex, n^2 work for an order that would be a chain anyway. */
+#define GMC_FILL_WORK_PER_EDGE 256
+#define GMC_FILL_WORK_MIN 50000000
+
+/* Colour classes listed in colour order, vertices by index within a class, then the hubs. */
+static void list_by_colour(int32_t n, const int32_t *colour, int32_t ncol, int32_t *start, int32_t *perm)
+{
+    memset(start, 0, sizeof(int32_t) * ((size_t)ncol + 1));
+    for (int32_t v = 0; v < n; v++)
+        if (colour[v] >= 0) start[colour[v] + 1]++;
+    for (int32_t c = 0; c < ncol; c++) start[c + 1] += start[c];
+    int32_t pos = start[ncol];
+    for (int32_t v = 0; v < n; v++) {
+        if (colour[v] >= 0) perm[start[colour[v]]++] = v;
+        else perm[pos++] = v;
+    }
+}
+
+/* Greedy colouring at graph distance `distance` (>= 1), in natural vertex order, paths running
+ * through non-hub vertices only; vertices listed colour by colour, hubs last. Why distance
+ * l_f + 1: level-of-fill l_f joins i and j only through a path of at most l_f + 1 edges whose
+ * inner vertices all come before both, so two vertices of one colour stay unjoined after fill
+ * (a path through a hub cannot join them: the hub comes after both), and every colour class is
+ * one level set: at most (colours + hubs) levels, where plain GMC loses its levels to the fill.
+ * *ncolours (may be NULL): colours used, hubs not counted; *nhubs likewise.
+ * ILDL_ERR_NOT_SUPPORTED when the searches exceed their work budget (distance too large). */
+int ildl_order_gmc_fill(int32_t n, const int64_t *rowptr, const int32_t *col, int distance,
+                        int32_t *perm, int32_t *ncolours, int32_t *nhubs)
+{
+    graph G = {0};
+    int32_t *colour = NULL, *forbid = NULL, *seen = NULL, *queue = NULL, *start = NULL;
+    int st;
+    if (bad_args(n, rowptr, col, perm) || distance < 1) return ILDL_ERR_INTERNAL;
+    if (ncolours) *ncolours = 0;
+    if (nhubs) *nhubs = 0;
+    if (n == 0) return ILDL_SUCCESS;
+    st = graph_strip(n, rowptr, col, &G);
+    if (st != ILDL_SUCCESS) return st;
+    st = ILDL_ERR_OUT_OF_MEMORY;
+    colour = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    forbid = ildl_malloc(sizeof(int32_t) * ((size_t)n + 1));
+    seen = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    queue = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    if (!colour || !forbid || !seen || !queue) goto cleanup;
+    int64_t hub_deg = (int64_t)HUB_AVG_FACTOR * ((G.ptr[n] + n - 1) / n);
+    if (hub_deg < HUB_MIN_DEGREE) hub_deg = HUB_MIN_DEGREE;
+    int32_t hubs = 0;
+    for (int32_t v = 0; v < n; v++) {
+        int hub = degree(&G, v) > hub_deg;
+        colour[v] = hub ? -2 : -1; /* -2: hub, never coloured; -1: not yet coloured */
+        hubs += hub;
+        seen[v] = -1;
+        forbid[v] = -1;
+    }
+    forbid[n] = -1;
+    int64_t work = 0, budget = (int64_t)GMC_FILL_WORK_PER_EDGE * G.ptr[n] + GMC_FILL_WORK_MIN;
+    int32_t ncol = 0;
+    for (int32_t v = 0; v < n; v++) {
+        if (colour[v] == -2) continue;
+        /* breadth-first to `distance` edges; seen[] == v and forbid[] == v mark this search,
+         * so neither is ever cleared */
+        int32_t head = 0, tail = 0;
+        queue[tail++] = v;
+        seen[v] = v;
+        for (int d = 0; d < distance && head < tail; d++) {
+            int32_t end = tail;
+            for (; head < end; head++) {
+                int32_t u = queue[head];
+                for (int64_t p = G.ptr[u]; p < G.ptr[u + 1]; p++) {
+                    int32_t w = G.adj[p];
+                    if (seen[w] == v || colour[w] == -2) continue;
+                    seen[w] = v;
+                    queue[tail++] = w;
+                    if (colour[w] >= 0) forbid[colour[w]] = v;
+                }
+                work += G.ptr[u + 1] - G.ptr[u];
+            }
+        }
+        if (work > budget) {
+            st = ILDL_ERR_NOT_SUPPORTED;
+            goto cleanup;
+        }
+        int32_t c = 0;
+        while (forbid[c] == v) c++;
+        colour[v] = c;
+        if (c + 1 > ncol) ncol = c + 1;
+    }
+    start = ildl_malloc(sizeof(int32_t) * ((size_t)ncol + 1));
+    if (!start) goto cleanup;
+    list_by_colour(n, colour, ncol, start, perm);
+    if (ncolours) *ncolours = ncol;
+    if (nhubs) *nhubs = hubs;
+    st = ILDL_SUCCESS;
+cleanup:
+    graph_free(&G);
+    free(colour); free(forbid); free(seen); free(queue); free(start);
+    return st;
+}
+
 /* ---------------------------------------------------------------- AUTO */
 
 /* Depth of graph (n, rowptr, col) eliminated in the order perm: the number of level sets of a
@@ -401,10 +508,76 @@ static int order_auto(int32_t n, const int64_t *rowptr, const int32_t *col, int3
     return st;
 }
 
+/* AUTO's colouring rule is only for graphs of at least this many vertices: on the shared
+ * suite's small KKT matrices (a few hundred blocks) GMC_FILL often needs several times AMD's
+ * iterations, while from about a thousand blocks on, where it is at least 4x shallower, it kept
+ * them (docs/ordering.md); and the per-level cost it saves grows with the graph. */
+#define AUTO_COLOUR_MIN_VERTICES 1000
+/* ... and only when the colouring's bound on the levels is at most 1/AUTO_COLOUR_GAIN of the
+ * depth of the order it replaces. */
+#define AUTO_COLOUR_GAIN 4
+
+/* Depth of the order perm after level-1 fill of graph (n, rowptr, col): edges k-j, plus fill
+ * k-j wherever some m before both is adjacent to both; the levels a triangular solve with the
+ * filled pattern has. Returns -1 when the enumeration would exceed `budget` edge visits (a
+ * dense vertex costs its degree squared). work: 2n int32. */
+static int32_t order_depth_fill1(int32_t n, const int64_t *rowptr, const int32_t *col, const int32_t *perm,
+                                 int64_t budget, int32_t *work)
+{
+    int32_t *pinv = work, *lev = work + n, depth = 0;
+    int64_t visits = 0;
+    for (int32_t k = 0; k < n; k++) pinv[perm[k]] = k;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t v = perm[k], l = 0;
+        for (int64_t p = rowptr[v]; p < rowptr[v + 1]; p++) {
+            int32_t m = pinv[col[p]];
+            if (m >= k) continue;
+            if (lev[m] > l) l = lev[m];
+            /* fill k-j through m: j adjacent to m, m < j < k */
+            int32_t u = col[p];
+            visits += rowptr[u + 1] - rowptr[u];
+            for (int64_t q = rowptr[u]; q < rowptr[u + 1]; q++) {
+                int32_t j = pinv[col[q]];
+                if (j > m && j < k && lev[j] > l) l = lev[j];
+            }
+        }
+        if (visits > budget) return -1;
+        lev[k] = l + 1;
+        if (l + 1 > depth) depth = l + 1;
+    }
+    return depth;
+}
+
+int ildl_order_auto_colour(int32_t n, const int64_t *rowptr, const int32_t *col, int fill_level,
+                           int32_t *perm, int *used)
+{
+    if (n < AUTO_COLOUR_MIN_VERTICES || fill_level < 0) return ILDL_SUCCESS;
+    int32_t *work = ildl_malloc(sizeof(int32_t) * 3 * (size_t)n);
+    if (!work) return ILDL_SUCCESS; /* no room to compare: the order stands */
+    int32_t *alt = work + 2 * (size_t)n, ncol = 0, nhub = 0;
+    double tp = ildl_wtime(); /* ILDL_SETUP_PROFILE lap */
+    /* the depth perm will have after the fill (level 1; for higher levels, a lower bound);
+     * when that is too costly to enumerate, the depth without fill, a lower bound too */
+    int64_t budget = (int64_t)GMC_FILL_WORK_PER_EDGE * rowptr[n] + GMC_FILL_WORK_MIN;
+    int32_t depth = fill_level >= 1 ? order_depth_fill1(n, rowptr, col, perm, budget, work) : -1;
+    if (depth < 0) depth = order_depth(n, rowptr, col, perm, work);
+    /* like METIS in order_auto, the colouring is only a possible improvement: whatever stops
+     * it (its work budget, memory), the order stands */
+    if (ildl_order_gmc_fill(n, rowptr, col, fill_level + 1, alt, &ncol, &nhub) == ILDL_SUCCESS &&
+        ((int64_t)ncol + nhub) * AUTO_COLOUR_GAIN <= depth) {
+        memcpy(perm, alt, sizeof(int32_t) * (size_t)n);
+        if (used) *used = ILDL_ORDER_GMC_FILL;
+    }
+    ildl_profile_lap(&tp, "AUTO colouring (depth %d, colours %d + hubs %d)", (int)depth, (int)ncol,
+                     (int)nhub);
+    free(work);
+    return ILDL_SUCCESS;
+}
+
 /* ---------------------------------------------------------------- dispatch and checks */
 
 int ildl_order_graph(int32_t n, const int64_t *rowptr, const int32_t *col, int method,
-                     int32_t *perm, int *used, char *msg, size_t msglen)
+                     int fill_level, int32_t *perm, int *used, char *msg, size_t msglen)
 {
     const char *name;
     int st, kept = method;
@@ -413,6 +586,14 @@ int ildl_order_graph(int32_t n, const int64_t *rowptr, const int32_t *col, int m
     case ILDL_ORDER_RCM: name = "RCM"; st = ildl_order_rcm(n, rowptr, col, perm); break;
     case ILDL_ORDER_GMC: name = "GMC"; st = ildl_order_gmc(n, rowptr, col, perm); break;
     case ILDL_ORDER_METIS: name = "METIS"; st = ildl_order_metis(n, rowptr, col, perm); break;
+    case ILDL_ORDER_GMC_FILL:
+        name = "GMC-FILL";
+        if (fill_level < 0) {
+            ildl_msg(msg, msglen, "GMC-FILL ordering: fill level %d, must be >= 0", fill_level);
+            return ILDL_ERR_INVALID_OPTION;
+        }
+        st = ildl_order_gmc_fill(n, rowptr, col, fill_level + 1, perm, NULL, NULL);
+        break;
     case ILDL_ORDER_AUTO:
         name = "AUTO (AMD or METIS)";
         if (bad_args(n, rowptr, col, perm)) {
@@ -431,12 +612,17 @@ int ildl_order_graph(int32_t n, const int64_t *rowptr, const int32_t *col, int m
         return ILDL_SUCCESS;
     default:
         ildl_msg(msg, msglen, "ordering method %d is not one of AMD (%d), RCM (%d), GMC (%d), "
-                 "METIS (%d), NATURAL (%d), AUTO (%d)", method, ILDL_ORDER_AMD, ILDL_ORDER_RCM,
-                 ILDL_ORDER_GMC, ILDL_ORDER_METIS, ILDL_ORDER_NATURAL, ILDL_ORDER_AUTO);
+                 "METIS (%d), NATURAL (%d), AUTO (%d), GMC_FILL (%d)", method, ILDL_ORDER_AMD,
+                 ILDL_ORDER_RCM, ILDL_ORDER_GMC, ILDL_ORDER_METIS, ILDL_ORDER_NATURAL,
+                 ILDL_ORDER_AUTO, ILDL_ORDER_GMC_FILL);
         return ILDL_ERR_INVALID_OPTION;
     }
     if (st == ILDL_ERR_OUT_OF_MEMORY)
         ildl_msg(msg, msglen, "%s ordering: out of memory (n = %d)", name, (int)n);
+    else if (st == ILDL_ERR_NOT_SUPPORTED && method == ILDL_ORDER_GMC_FILL)
+        ildl_msg(msg, msglen, "GMC-FILL ordering: colouring at distance %d (fill level %d + 1) "
+                 "reaches too much of this graph (n = %d); use a lower fill level or another "
+                 "ordering", fill_level + 1, fill_level, (int)n);
     else if (st == ILDL_ERR_NOT_SUPPORTED)
         ildl_msg(msg, msglen, "%s ordering: graph too large for the library's index type", name);
     else if (st != ILDL_SUCCESS)

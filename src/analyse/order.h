@@ -6,16 +6,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Dispatch on method (ildl_ordering); *used (may be NULL) receives the method whose order was
- * returned (AUTO: AMD or METIS). Returns ILDL_SUCCESS, ILDL_ERR_INVALID_OPTION,
- * ILDL_ERR_OUT_OF_MEMORY or ILDL_ERR_INTERNAL (library failure), with msg set on failure. */
+/* Dispatch on method (ildl_ordering); fill_level: the level of fill the order will be used
+ * with (GMC_FILL colours at distance fill_level + 1; the others ignore it). *used (may be
+ * NULL) receives the method whose order was returned (AUTO: AMD or METIS). Returns
+ * ILDL_SUCCESS, ILDL_ERR_INVALID_OPTION, ILDL_ERR_OUT_OF_MEMORY, ILDL_ERR_NOT_SUPPORTED (graph
+ * too large or too dense for the method) or ILDL_ERR_INTERNAL (library failure), with msg set
+ * on failure. */
 int ildl_order_graph(int32_t n, const int64_t *rowptr, const int32_t *col, int method,
-                     int32_t *perm, int *used, char *msg, size_t msglen);
+                     int fill_level, int32_t *perm, int *used, char *msg, size_t msglen);
 
 int ildl_order_amd(int32_t n, const int64_t *rowptr, const int32_t *col, int32_t *perm);
 int ildl_order_rcm(int32_t n, const int64_t *rowptr, const int32_t *col, int32_t *perm);
 int ildl_order_gmc(int32_t n, const int64_t *rowptr, const int32_t *col, int32_t *perm);
+/* Greedy multicolouring at graph distance `distance`, hubs (very high degree) last: every
+ * colour class stays a level set after level-of-fill distance - 1 (order.c says why). */
+int ildl_order_gmc_fill(int32_t n, const int64_t *rowptr, const int32_t *col, int distance,
+                        int32_t *perm, int32_t *ncolours, int32_t *nhubs);
 int ildl_order_metis(int32_t n, const int64_t *rowptr, const int32_t *col, int32_t *perm);
+
+/* AUTO's rule for block graphs (BR blocking orders the coarse graph, whose level-of-fill the
+ * levels come from): replace perm, AUTO's AMD or METIS order, by GMC_FILL's (*used set) when
+ * the graph has at least 1000 vertices and the colouring bounds the levels by at most a quarter
+ * of perm's depth (order.c says why). Never fails: perm stands when anything goes wrong. */
+int ildl_order_auto_colour(int32_t n, const int64_t *rowptr, const int32_t *col, int fill_level,
+                           int32_t *perm, int *used);
 
 /* 1 if perm is a permutation of 0..n-1. */
 int ildl_is_permutation(int32_t n, const int32_t *perm);

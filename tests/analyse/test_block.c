@@ -370,20 +370,20 @@ static void test_exact_blocks(void **state)
         shuffled_blocks(nblk, couple, &s, &A, grp, rows);
         for (int oi = 0; oi < 3; oi++) {
             /* max_bs 8: exactly the dense blocks, also with weak coupling */
-            assert_int_equal(ildl_block_br(&A, ords[oi], NULL, 8, 0.8, 0.9, &B), ILDL_SUCCESS);
+            assert_int_equal(ildl_block_br(&A, ords[oi], 1, NULL, 8, 0.8, 0.9, &B), ILDL_SUCCESS);
             check_partition(&B, n, 8);
             check_groups(&B, grp, 1);
             assert_int_equal(B.nb, nblk);
             ildl_blocking_free(&B);
             /* max_bs 4 splits each dense block but never mixes two */
-            assert_int_equal(ildl_block_br(&A, ords[oi], NULL, 4, 0.8, 0.9, &B), ILDL_SUCCESS);
+            assert_int_equal(ildl_block_br(&A, ords[oi], 1, NULL, 4, 0.8, 0.9, &B), ILDL_SUCCESS);
             check_partition(&B, n, 4);
             check_groups(&B, grp, 0);
             assert_int_equal(B.nb, 2 * nblk);
             ildl_blocking_free(&B);
             if (!couple) {
                 /* nothing couples the dense blocks, so larger blocks cannot mix them */
-                assert_int_equal(ildl_block_br(&A, ords[oi], NULL, 16, 0.8, 0.9, &B), ILDL_SUCCESS);
+                assert_int_equal(ildl_block_br(&A, ords[oi], 1, NULL, 16, 0.8, 0.9, &B), ILDL_SUCCESS);
                 check_partition(&B, n, 16);
                 check_groups(&B, grp, 1);
                 ildl_blocking_free(&B);
@@ -426,7 +426,7 @@ static void test_br_invariants(void **state)
                 for (int oi = 0; oi < 5; oi++)
                     for (int usep = 0; usep < 2; usep++) {
                         ildl_blocking B;
-                        int st = ildl_block_br(&A, ords[oi], usep ? pair : NULL, bsz[bi], thr[ti],
+                        int st = ildl_block_br(&A, ords[oi], 1, usep ? pair : NULL, bsz[bi], thr[ti],
                                                0.9, &B);
                         assert_int_equal(st, ILDL_SUCCESS);
                         check_partition(&B, n, bsz[bi]);
@@ -457,11 +457,11 @@ static void test_br_thread_independent_large(void **state)
         for (int usep = 0; usep < 2; usep++) {
             ildl_blocking R, B;
             ildl_set_threads(1);
-            assert_int_equal(ildl_block_br(&A, ords[oi], usep ? pair : NULL, 32, 0.0, 0.9, &R),
+            assert_int_equal(ildl_block_br(&A, ords[oi], 1, usep ? pair : NULL, 32, 0.0, 0.9, &R),
                              ILDL_SUCCESS);
             for (int k = 0; k < 2; k++) {
                 ildl_set_threads(threads[k]);
-                assert_int_equal(ildl_block_br(&A, ords[oi], usep ? pair : NULL, 32, 0.0, 0.9, &B),
+                assert_int_equal(ildl_block_br(&A, ords[oi], 1, usep ? pair : NULL, 32, 0.0, 0.9, &B),
                                  ILDL_SUCCESS);
                 assert_int_equal(B.nb, R.nb);
                 assert_int_equal(B.ordering_used, R.ordering_used);
@@ -499,11 +499,11 @@ static void test_br_thread_independent(void **state)
                 for (int usep = 0; usep < 2; usep++) {
                     ildl_blocking R, B;
                     ildl_set_threads(1);
-                    assert_int_equal(ildl_block_br(&A, ILDL_ORDER_AMD, usep ? pair : NULL,
+                    assert_int_equal(ildl_block_br(&A, ILDL_ORDER_AMD, 1, usep ? pair : NULL,
                                                    bsz[bi], thr[ti], 0.9, &R), ILDL_SUCCESS);
                     for (int k = 0; k < 3; k++) {
                         ildl_set_threads(threads[k]);
-                        assert_int_equal(ildl_block_br(&A, ILDL_ORDER_AMD, usep ? pair : NULL,
+                        assert_int_equal(ildl_block_br(&A, ILDL_ORDER_AMD, 1, usep ? pair : NULL,
                                                        bsz[bi], thr[ti], 0.9, &B), ILDL_SUCCESS);
                         assert_int_equal(B.nb, R.nb);
                         assert_memory_equal(B.perm, R.perm, sizeof(int32_t) * (size_t)n);
@@ -527,15 +527,15 @@ static void test_br_laplace(void **state)
     ildl_blocking B;
     ildl_test_laplace2d(20, 0.0, &A);
     int32_t n = A.n;
-    assert_int_equal(ildl_block_br(&A, ILDL_ORDER_NATURAL, NULL, 32, 0.8, 1.0, &B), ILDL_SUCCESS);
+    assert_int_equal(ildl_block_br(&A, ILDL_ORDER_NATURAL, 1, NULL, 32, 0.8, 1.0, &B), ILDL_SUCCESS);
     assert_int_equal(B.nb, n);
     ildl_blocking_free(&B);
     /* with decay < 1 an empty first level does not end BR: the threshold keeps falling */
-    assert_int_equal(ildl_block_br(&A, ILDL_ORDER_NATURAL, NULL, 32, 0.8, 0.9, &B), ILDL_SUCCESS);
+    assert_int_equal(ildl_block_br(&A, ILDL_ORDER_NATURAL, 1, NULL, 32, 0.8, 0.9, &B), ILDL_SUCCESS);
     check_partition(&B, n, 32);
     assert_true(B.nb < n / 2);
     ildl_blocking_free(&B);
-    assert_int_equal(ildl_block_br(&A, ILDL_ORDER_AMD, NULL, 16, 0.0, 0.9, &B), ILDL_SUCCESS);
+    assert_int_equal(ildl_block_br(&A, ILDL_ORDER_AMD, 1, NULL, 16, 0.0, 0.9, &B), ILDL_SUCCESS);
     check_partition(&B, n, 16);
     assert_true(B.nb < n / 4);
     ildl_blocking_free(&B);
@@ -555,7 +555,7 @@ static void test_implicit_diagonal(void **state)
     assert_int_equal(ildl_block_rb(&A, order, NULL, 32, 1.0, &B), ILDL_SUCCESS);
     expect_bstart(&B, 2, (int32_t[]){0, 2, 3});
     ildl_blocking_free(&B);
-    assert_int_equal(ildl_block_br(&A, ILDL_ORDER_NATURAL, NULL, 32, 1.0, 0.9, &B), ILDL_SUCCESS);
+    assert_int_equal(ildl_block_br(&A, ILDL_ORDER_NATURAL, 1, NULL, 32, 1.0, 0.9, &B), ILDL_SUCCESS);
     assert_int_equal(B.nb, 2);
     check_partition(&B, 3, 32);
     int32_t *blk = block_of(&B);
@@ -590,11 +590,11 @@ static void test_invalid(void **state)
     assert_int_equal(ildl_block_rb(&A, NULL, NULL, 8, 0.8, &B), ILDL_ERR_INVALID_OPTION);
     assert_int_equal(ildl_block_rb(&A, order, pair, 8, 0.8, &B), ILDL_ERR_INVALID_OPTION);
     assert_int_equal(ildl_block_rb(&A, order, NULL, 8, 0.8, NULL), ILDL_ERR_INVALID_OPTION);
-    assert_int_equal(ildl_block_br(&A, ILDL_ORDER_AMD, NULL, 8, 0.8, 1.5, &B), ILDL_ERR_INVALID_OPTION);
-    assert_int_equal(ildl_block_br(&A, ILDL_ORDER_AMD, pair, 8, 0.8, 0.9, &B), ILDL_ERR_INVALID_OPTION);
-    assert_int_equal(ildl_block_br(&A, 99, NULL, 8, 0.8, 0.9, &B), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_block_br(&A, ILDL_ORDER_AMD, 1, NULL, 8, 0.8, 1.5, &B), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_block_br(&A, ILDL_ORDER_AMD, 1, pair, 8, 0.8, 0.9, &B), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_block_br(&A, 99, 1, NULL, 8, 0.8, 0.9, &B), ILDL_ERR_INVALID_OPTION);
     assert_null(B.perm);
-    assert_int_equal(ildl_block_br(NULL, ILDL_ORDER_AMD, NULL, 8, 0.8, 0.9, &B), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_block_br(NULL, ILDL_ORDER_AMD, 1, NULL, 8, 0.8, 0.9, &B), ILDL_ERR_INVALID_OPTION);
     ildl_blocking_free(NULL);
     ildl_csr_free(&A);
 }
@@ -616,7 +616,7 @@ static void test_speed(void **state)
     check_partition(&B, n, 32);
     ildl_blocking_free(&B);
     t0 = ildl_wtime();
-    assert_int_equal(ildl_block_br(&A, ILDL_ORDER_NATURAL, NULL, 32, 0.1, 0.9, &B), ILDL_SUCCESS);
+    assert_int_equal(ildl_block_br(&A, ILDL_ORDER_NATURAL, 1, NULL, 32, 0.1, 0.9, &B), ILDL_SUCCESS);
     double t_br = ildl_wtime() - t0;
     check_partition(&B, n, 32);
     printf("n = %d, nnz = %lld: RB %.3f s, BR %.3f s (%d blocks)\n", (int)n,

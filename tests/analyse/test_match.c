@@ -515,7 +515,7 @@ static void test_match_order(void **state)
     assert_int_equal(ildl_match_scale(&A, s, pair, &nun), ILDL_SUCCESS);
     char msg[256];
     for (int method = ILDL_ORDER_AMD; method <= ILDL_ORDER_NATURAL; method++) {
-        assert_int_equal(ildl_match_order(&A, pair, method, order, NULL, msg, sizeof msg), ILDL_SUCCESS);
+        assert_int_equal(ildl_match_order(&A, pair, method, 1, order, NULL, msg, sizeof msg), ILDL_SUCCESS);
         assert_true(ildl_is_permutation(n, order));
         for (int32_t k = 0; k < n; k++) inv[order[k]] = k;
         for (int32_t i = 0; i < n; i++)

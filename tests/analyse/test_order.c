@@ -7,6 +7,8 @@
 #include <cmocka.h>
 #include "support/testutil.h"
 
+#include "analyse/fill.h"
+#include "analyse/levels.h"
 #include "analyse/order.h"
 #include "blockildl.h"
 #include <stdio.h>
@@ -14,7 +16,8 @@
 #include <string.h>
 
 static const int all_methods[] = {ILDL_ORDER_AMD, ILDL_ORDER_RCM, ILDL_ORDER_GMC,
-                                  ILDL_ORDER_METIS, ILDL_ORDER_NATURAL, ILDL_ORDER_AUTO};
+                                  ILDL_ORDER_METIS, ILDL_ORDER_NATURAL, ILDL_ORDER_AUTO,
+                                  ILDL_ORDER_GMC_FILL};
 #define NMETHODS ((int)(sizeof all_methods / sizeof all_methods[0]))
 
 /* Order A with method, asserting success and a valid permutation; returns malloc'ed perm. */
@@ -23,7 +26,7 @@ static int32_t *order_ok(const ildl_csr *A, int method)
     int32_t *perm = malloc(sizeof(int32_t) * (size_t)(A->n > 0 ? A->n : 1));
     char msg[256] = "";
     assert_non_null(perm);
-    int st = ildl_order_graph(A->n, A->rowptr, A->col, method, perm, NULL, msg, sizeof msg);
+    int st = ildl_order_graph(A->n, A->rowptr, A->col, method, 1, perm, NULL, msg, sizeof msg);
     if (st != ILDL_SUCCESS) print_message("method %d: %s\n", method, msg);
     assert_int_equal(st, ILDL_SUCCESS);
     assert_true(ildl_is_permutation(A->n, perm));
@@ -335,6 +338,206 @@ static void test_gmc_levels(void **state)
     ildl_csr_free(&A);
 }
 
+/* Levels of a triangular solve with A's pattern in the order perm after level-of-fill lf:
+ * computed here by the analysis's own fill and level code with one-row blocks, independently
+ * of the ordering code under test. */
+static int32_t filled_depth(const ildl_csr *A, const int32_t *perm, int lf)
+{
+    ildl_csr Ap = {0};
+    ildl_coarse C = {0};
+    ildl_levels L = {0};
+    int32_t *bstart = malloc(sizeof(int32_t) * ((size_t)A->n + 1));
+    assert_non_null(bstart);
+    for (int32_t i = 0; i <= A->n; i++) bstart[i] = i;
+    assert_int_equal(ildl_csr_permute(A, perm, &Ap), ILDL_SUCCESS);
+    assert_int_equal(ildl_coarse_build(&Ap, A->n, bstart, lf, &C), ILDL_SUCCESS);
+    assert_int_equal(ildl_levels_compute(&C, &L), ILDL_SUCCESS);
+    int32_t d = L.nlevels;
+    ildl_levels_free(&L);
+    ildl_coarse_free(&C);
+    ildl_csr_free(&Ap);
+    free(bstart);
+    return d;
+}
+
+/* The 7-point pattern of an m x m x m grid (values: a shifted Laplacian). */
+static void laplace3d(int32_t m, ildl_csr *A)
+{
+    int32_t n = m * m * m;
+    int64_t cap = 7 * (int64_t)n, t = 0;
+    int32_t *ti = malloc(sizeof(int32_t) * cap), *tj = malloc(sizeof(int32_t) * cap);
+    double *tv = malloc(sizeof(double) * cap);
+    assert_true(ti && tj && tv);
+    for (int32_t z = 0; z < m; z++)
+        for (int32_t y = 0; y < m; y++)
+            for (int32_t x = 0; x < m; x++) {
+                int32_t v = (z * m + y) * m + x;
+                const int32_t nb[6][3] = {{x - 1, y, z}, {x + 1, y, z}, {x, y - 1, z},
+                                          {x, y + 1, z}, {x, y, z - 1}, {x, y, z + 1}};
+                ti[t] = v; tj[t] = v; tv[t++] = 5.5;
+                for (int k = 0; k < 6; k++) {
+                    if (nb[k][0] < 0 || nb[k][0] >= m || nb[k][1] < 0 || nb[k][1] >= m || nb[k][2] < 0 ||
+                        nb[k][2] >= m)
+                        continue;
+                    ti[t] = v; tj[t] = (nb[k][2] * m + nb[k][1]) * m + nb[k][0]; tv[t++] = -1.0;
+                }
+            }
+    ildl_test_csr_from_triplets(n, t, ti, tj, tv, A);
+    free(ti); free(tj); free(tv);
+}
+
+/* GMC_FILL's promise: after level-of-fill lf the order has at most (colours + hubs) levels,
+ * for lf = 0, 1, 2 (distance 1, 2, 3), where plain GMC loses its levels to the fill. */
+static void test_gmc_fill_levels(void **state)
+{
+    (void)state;
+    ildl_csr G[3] = {{0}}, A[3] = {{0}};
+    ildl_test_laplace2d(30, 0.0, &G[0]);
+    laplace3d(10, &G[1]);
+    ildl_test_random_sym(600, 6, 1.0, 0.0, 77, &G[2]);
+    for (int g = 0; g < 3; g++) {
+        shuffled(&G[g], 500 + g, &A[g]);
+        for (int lf = 0; lf <= 2; lf++) {
+            int32_t *perm = malloc(sizeof(int32_t) * (size_t)A[g].n), ncol = -1, nhub = -1;
+            assert_non_null(perm);
+            assert_int_equal(ildl_order_gmc_fill(A[g].n, A[g].rowptr, A[g].col, lf + 1, perm, &ncol, &nhub),
+                             ILDL_SUCCESS);
+            assert_true(ildl_is_permutation(A[g].n, perm));
+            int32_t d = filled_depth(&A[g], perm, lf);
+            int32_t *plain = order_ok(&A[g], ILDL_ORDER_GMC);
+            int32_t dplain = filled_depth(&A[g], plain, lf);
+            print_message("graph %d, l_f %d: GMC_FILL %d colours + %d hubs, %d levels; plain GMC %d levels\n", g,
+                          lf, (int)ncol, (int)nhub, (int)d, (int)dplain);
+            assert_true(ncol >= 1 && nhub == 0);
+            assert_true(d <= ncol + nhub);
+            if (lf == 0) assert_true(dplain <= d + 1); /* without fill the two are the same kind */
+            if (g == 1 && lf >= 1) assert_true(dplain > d); /* the fill costs plain GMC levels on a 3D grid */
+            free(perm); free(plain);
+        }
+        ildl_csr_free(&G[g]);
+        ildl_csr_free(&A[g]);
+    }
+}
+
+/* Vertices of very high degree (hubs) go last, outside the colouring, and the bound still
+ * holds: fill through a hub cannot join two vertices that both come before it. */
+static void test_gmc_fill_hubs(void **state)
+{
+    (void)state;
+    const int32_t m = 30, n = m * m + 2;
+    ildl_csr grid = {0}, A = {0};
+    ildl_test_laplace2d(m, 0.0, &grid);
+    int64_t cap = grid.rowptr[grid.n] + 2 * 2 * (n / 3 + 1) + 2, t = 0;
+    int32_t *ti = malloc(sizeof(int32_t) * cap), *tj = malloc(sizeof(int32_t) * cap);
+    double *tv = malloc(sizeof(double) * cap);
+    assert_true(ti && tj && tv);
+    for (int32_t i = 0; i < grid.n; i++)
+        for (int64_t p = grid.rowptr[i]; p < grid.rowptr[i + 1]; p++) {
+            ti[t] = i; tj[t] = grid.col[p]; tv[t++] = grid.val[p];
+        }
+    for (int h = 0; h < 2; h++) { /* hub m*m + h joins every third grid vertex (from h) */
+        int32_t hub = m * m + h;
+        ti[t] = hub; tj[t] = hub; tv[t++] = 100.0;
+        for (int32_t v = h; v < m * m; v += 3) {
+            ti[t] = hub; tj[t] = v; tv[t++] = -1.0;
+            ti[t] = v; tj[t] = hub; tv[t++] = -1.0;
+        }
+    }
+    ildl_test_csr_from_triplets(n, t, ti, tj, tv, &A);
+    int32_t *perm = malloc(sizeof(int32_t) * (size_t)n), ncol = -1, nhub = -1;
+    assert_non_null(perm);
+    assert_int_equal(ildl_order_gmc_fill(n, A.rowptr, A.col, 2, perm, &ncol, &nhub), ILDL_SUCCESS);
+    assert_true(ildl_is_permutation(n, perm));
+    assert_int_equal(nhub, 2);
+    assert_int_equal(perm[n - 2], m * m);
+    assert_int_equal(perm[n - 1], m * m + 1);
+    int32_t d = filled_depth(&A, perm, 1);
+    print_message("grid + 2 hubs: %d colours + %d hubs, %d levels after level-1 fill\n", (int)ncol, (int)nhub,
+                  (int)d);
+    assert_true(d <= ncol + nhub);
+    free(perm); free(ti); free(tj); free(tv);
+    ildl_csr_free(&grid);
+    ildl_csr_free(&A);
+}
+
+/* Distance 2 on a complete graph is n^2 work per vertex: refused with a message, never a hang;
+ * distance 1 (l_f = 0) on it is cheap and succeeds with n colours. */
+static void test_gmc_fill_budget(void **state)
+{
+    (void)state;
+    const int32_t n = 1200;
+    int64_t t = 0, cap = (int64_t)n * n;
+    int32_t *ti = malloc(sizeof(int32_t) * cap), *tj = malloc(sizeof(int32_t) * cap);
+    double *tv = malloc(sizeof(double) * cap);
+    assert_true(ti && tj && tv);
+    for (int32_t i = 0; i < n; i++)
+        for (int32_t j = 0; j < n; j++) {
+            ti[t] = i; tj[t] = j; tv[t++] = i == j ? (double)n : -1.0;
+        }
+    ildl_csr A = {0};
+    ildl_test_csr_from_triplets(n, t, ti, tj, tv, &A);
+    free(ti); free(tj); free(tv);
+    int32_t *perm = malloc(sizeof(int32_t) * (size_t)n), ncol = -1;
+    char msg[256] = "";
+    assert_non_null(perm);
+    assert_int_equal(ildl_order_graph(n, A.rowptr, A.col, ILDL_ORDER_GMC_FILL, 1, perm, NULL, msg, sizeof msg),
+                     ILDL_ERR_NOT_SUPPORTED);
+    print_message("complete graph, l_f 1: %s\n", msg);
+    assert_non_null(strstr(msg, "GMC-FILL"));
+    assert_int_equal(ildl_order_gmc_fill(n, A.rowptr, A.col, 1, perm, &ncol, NULL), ILDL_SUCCESS);
+    assert_int_equal(ncol, n);
+    assert_true(ildl_is_permutation(n, perm));
+    char m2[256] = "";
+    assert_int_equal(ildl_order_graph(n, A.rowptr, A.col, ILDL_ORDER_GMC_FILL, -1, perm, NULL, m2, sizeof m2),
+                     ILDL_ERR_INVALID_OPTION);
+    assert_true(strlen(m2) > 0);
+    free(perm);
+    ildl_csr_free(&A);
+}
+
+static void path_graph(int32_t n, int32_t stride, ildl_csr *A);
+
+/* AUTO's colouring rule on block graphs (ildl_order_auto_colour), decided here from the depth
+ * of AMD's order after fill and GMC_FILL's colour count, both computed independently: it
+ * switches exactly when the graph has >= 1000 vertices and colours + hubs <= depth / 4. */
+static void test_auto_colour_rule(void **state)
+{
+    (void)state;
+    ildl_csr G[4] = {{0}};
+    laplace3d(12, &G[0]);          /* 1728 vertices: deep under AMD, few colours */
+    ildl_test_laplace2d(40, 0.0, &G[1]);
+    laplace3d(8, &G[2]);           /* 512: too small */
+    path_graph(1500, 7, &G[3]);
+    int switched = 0, kept = 0;
+    for (int g = 0; g < 4; g++) {
+        ildl_csr *A = &G[g];
+        int32_t *amd = order_ok(A, ILDL_ORDER_AMD);
+        int32_t *perm = malloc(sizeof(int32_t) * (size_t)A->n), *col = malloc(sizeof(int32_t) * (size_t)A->n);
+        int32_t ncol = 0, nhub = 0;
+        assert_true(perm && col);
+        memcpy(perm, amd, sizeof(int32_t) * (size_t)A->n);
+        int used = ILDL_ORDER_AMD;
+        assert_int_equal(ildl_order_auto_colour(A->n, A->rowptr, A->col, 1, perm, &used), ILDL_SUCCESS);
+        assert_int_equal(ildl_order_gmc_fill(A->n, A->rowptr, A->col, 2, col, &ncol, &nhub), ILDL_SUCCESS);
+        int32_t d_amd = filled_depth(A, amd, 1);
+        int expect = A->n >= 1000 && ((int64_t)ncol + nhub) * 4 <= d_amd;
+        print_message("graph %d: n %d, AMD %d levels after fill, GMC_FILL %d colours + %d hubs: %s\n", g,
+                      (int)A->n, (int)d_amd, (int)ncol, (int)nhub, used == ILDL_ORDER_GMC_FILL ? "colours" : "AMD");
+        if (expect) {
+            assert_int_equal(used, ILDL_ORDER_GMC_FILL);
+            assert_memory_equal(perm, col, sizeof(int32_t) * (size_t)A->n);
+            switched++;
+        } else {
+            assert_int_equal(used, ILDL_ORDER_AMD);
+            assert_memory_equal(perm, amd, sizeof(int32_t) * (size_t)A->n);
+            kept++;
+        }
+        free(amd); free(perm); free(col);
+        ildl_csr_free(A);
+    }
+    assert_true(switched >= 1 && kept >= 1);
+}
+
 /* A path of n vertices (tridiagonal pattern) in the natural order or, with `stride` > 1,
  * visited in the order 0, stride, 2 stride, ... (mod n) so that no ordering sees it sorted. */
 static void path_graph(int32_t n, int32_t stride, ildl_csr *A)
@@ -373,7 +576,7 @@ static void test_auto_rule(void **state)
         char msg[256] = "";
         int used = -1;
         assert_non_null(perm);
-        assert_int_equal(ildl_order_graph(A->n, A->rowptr, A->col, ILDL_ORDER_AUTO, perm, &used, msg, sizeof msg),
+        assert_int_equal(ildl_order_graph(A->n, A->rowptr, A->col, ILDL_ORDER_AUTO, 1, perm, &used, msg, sizeof msg),
                          ILDL_SUCCESS);
         int32_t la = num_levels(A, amd), lm = num_levels(A, met);
         print_message("graph %d: n %d, AMD depth %d, METIS depth %d, AUTO chose %s\n", g, (int)A->n, (int)la,
@@ -401,10 +604,10 @@ static void test_invalid_method(void **state)
     ildl_csr A = {0};
     ildl_test_laplace2d(4, 0.0, &A);
     int32_t perm[16];
-    const int bad[] = {-1, 6, 99};
+    const int bad[] = {-1, 7, 99};
     for (int k = 0; k < 3; k++) {
         char msg[256] = "";
-        int st = ildl_order_graph(A.n, A.rowptr, A.col, bad[k], perm, NULL, msg, sizeof msg);
+        int st = ildl_order_graph(A.n, A.rowptr, A.col, bad[k], 1, perm, NULL, msg, sizeof msg);
         assert_int_equal(st, ILDL_ERR_INVALID_OPTION);
         assert_true(strlen(msg) > 0);
     }
@@ -434,6 +637,10 @@ int main(void)
         cmocka_unit_test(test_rcm_bandwidth),
         cmocka_unit_test(test_gmc_levels),
         cmocka_unit_test(test_auto_rule),
+        cmocka_unit_test(test_gmc_fill_levels),
+        cmocka_unit_test(test_gmc_fill_hubs),
+        cmocka_unit_test(test_gmc_fill_budget),
+        cmocka_unit_test(test_auto_colour_rule),
         cmocka_unit_test(test_invalid_method),
         cmocka_unit_test(test_is_permutation),
     };

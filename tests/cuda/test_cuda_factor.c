@@ -391,6 +391,8 @@ static void test_shared(void **state)
             ildl_options_default(&o);
             o.pivoting = cfg == 0 ? ILDL_PIVOT_BK : ILDL_PIVOT_ROOK;
             o.precision = cfg >= 3 ? ILDL_PREC_SINGLE : ILDL_PREC_DOUBLE;
+            const char *ord = getenv("ILDL_TEST_ORDERING"); /* an ildl_ordering value, e.g. 6 */
+            if (ord && *ord) o.ordering = atoi(ord);
             if (cfg == 2 || cfg == 4) {
                 o.fill_factor = 2;
                 o.drop_tol = 1e-3;
