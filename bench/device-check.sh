@@ -37,6 +37,11 @@ ILDL_SF_SPLIT=1 ILDL_MATRICES_DIR=/tmp/ildl-split timeout 480 $B/tests/cuda_test
 echo "cuda tests, every solve row split (ILDL_SF_SPLIT=1), exit $?"
 awk 'NF >= 6 && $1 ~ /mtx/ {n++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok++}
      END {printf "split rows: bitwise %d of %d\n", ok + 0, n}' "$OUTDIR/gpu-tests-split.log"
+# the quick set ordered by GMC_FILL (ILDL_TEST_ORDERING=6): wide levels, many rows in flight
+ILDL_TEST_ORDERING=6 ILDL_MATRICES_DIR=/tmp/ildl-split timeout 480 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests-gmcfill.log" 2>&1
+echo "cuda tests, GMC_FILL ordering, exit $?"
+awk 'NF >= 6 && $1 ~ /mtx/ {n++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok++}
+     END {printf "gmc-fill: bitwise %d of %d\n", ok + 0, n}' "$OUTDIR/gpu-tests-gmcfill.log"
 timeout 120 $B/tests/api_test_api > "$OUTDIR/api.log" 2>&1; echo "api tests exit $?"
 timeout 120 $B/tests/cuda_test_cuda_oom > "$OUTDIR/oom.log" 2>&1; echo "device memory exhaustion test exit $?"
 timeout 120 $B/tests/cuda_test_cuda_threads > "$OUTDIR/threads.log" 2>&1; echo "concurrent handles test exit $?"
