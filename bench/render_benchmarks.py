@@ -47,6 +47,12 @@ def load(dirs):
         small += jsonl(os.path.join(d, "bench.jsonl"))
         large += jsonl(os.path.join(d, "large.jsonl"))
         base += jsonl(os.path.join(d, "baseline.jsonl"))
+    # a matrix that could not be read (e.g. its generator's input was not carried) has no results
+    unread = sorted({name_of(r) for r in small + large if r.get("phase") == "read"})
+    if unread:
+        print("render_benchmarks: left out (not read on the device): " + ", ".join(unread), file=sys.stderr)
+    small = [r for r in small if r.get("phase") != "read"]
+    large = [r for r in large if r.get("phase") != "read"]
     return meta, bw, small, large, base
 
 
@@ -246,7 +252,7 @@ def plots(plotdir, rel, small_by, large, base):
             print(f"- {cap}:\n\n  ![{cap}]({rel}/{f})\n")
 
 
-def targets(large, bw):
+def targets(large, bw, meta=None):
     """The CUDA issue's targets, checked on the generated problems with n >= 1M."""
     big = group([r for r in large if r["n"] >= 1000000])
     rows = []
@@ -256,7 +262,7 @@ def targets(large, bw):
             rows.append((m, c, g))
     if not rows:
         return
-    print("\n## Targets at n ≥ 1M (H200)\n")
+    print(f"\n## Targets at n ≥ 1M ({(meta or {}).get('device') or 'GPU'})\n")
     hop = None
     if HANDOFF and "handoff_values_us" in HANDOFF:  # the solves' protocol 2 (values polled, no flags)
         hop = HANDOFF["handoff_values_us"]
@@ -372,7 +378,7 @@ def main():
     lrs = ratios(large_keys)
     not_run(meta, small_by)
     verdict(srs, lrs, large_keys, small_by)
-    targets(large, bw)
+    targets(large, bw, meta)
     if small:
         print("\n## Shared matrices (library defaults)\n")
         used = sorted({r.get("ordering_used") for r in small if r.get("ordering_used")})
