@@ -743,16 +743,31 @@ int ildl_block_br(const ildl_csr *A, int ordering, int fill_level, const int32_t
     /* The ordering (AMD: sequential library code) only orders whole vertices, so the other
      * threads list every vertex's rows meanwhile; one thread orders, then joins them. */
     int bad = 0;
+    /* BR orders the block graph, so AUTO may colour it (ildl_order_auto_colour): the colouring
+     * is a task beside AMD, taken by a thread done with the vertex rows */
+    ildl_colouring pre = {0};
+    int colour = ordering == ILDL_ORDER_AUTO && ildl_order_auto_colour_wanted(G.n, fill_level);
+    if (colour) {
+        pre.perm = ildl_malloc(sizeof(int32_t) * (size_t)G.n);
+        colour = pre.perm != NULL; /* else the rule computes it itself, or gives up */
+    }
 #pragma omp parallel
     {
 #pragma omp single nowait
         {
+            if (colour) {
+#pragma omp task shared(G, pre)
+                pre.status = ildl_order_gmc_fill(G.n, G.p, G.i, fill_level + 1, pre.perm, &pre.ncolours,
+                                                 &pre.nhubs);
+            }
             st = ildl_order_graph(G.n, G.p, G.i, ordering, fill_level, operm, &used, msg, sizeof msg);
-            if (!st && ordering == ILDL_ORDER_AUTO) /* BR orders the block graph: AUTO may colour it */
-                st = ildl_order_auto_colour(G.n, G.p, G.i, fill_level, operm, &used);
+#pragma omp taskwait
+            if (!st && ordering == ILDL_ORDER_AUTO)
+                st = ildl_order_auto_colour(G.n, G.p, G.i, fill_level, colour ? &pre : NULL, operm, &used);
         }
         br_vertex_rows(lv, K, G.n, voff, rows, &bad);
     }
+    free(pre.perm);
     if (st) goto cleanup;
     if (bad) {
         st = ILDL_ERR_INTERNAL;

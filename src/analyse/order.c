@@ -548,28 +548,36 @@ static int32_t order_depth_fill1(int32_t n, const int64_t *rowptr, const int32_t
     return depth;
 }
 
-int ildl_order_auto_colour(int32_t n, const int64_t *rowptr, const int32_t *col, int fill_level,
-                           int32_t *perm, int *used)
+int ildl_order_auto_colour_wanted(int32_t n, int fill_level)
 {
-    if (n < AUTO_COLOUR_MIN_VERTICES || fill_level < 0) return ILDL_SUCCESS;
-    int32_t *work = ildl_malloc(sizeof(int32_t) * 3 * (size_t)n);
+    return n >= AUTO_COLOUR_MIN_VERTICES && fill_level >= 0;
+}
+
+int ildl_order_auto_colour(int32_t n, const int64_t *rowptr, const int32_t *col, int fill_level,
+                           const ildl_colouring *pre, int32_t *perm, int *used)
+{
+    if (!ildl_order_auto_colour_wanted(n, fill_level)) return ILDL_SUCCESS;
+    int32_t *work = ildl_malloc(sizeof(int32_t) * (pre ? 2 : 3) * (size_t)n);
     if (!work) return ILDL_SUCCESS; /* no room to compare: the order stands */
-    int32_t *alt = work + 2 * (size_t)n, ncol = 0, nhub = 0;
+    ildl_colouring own = {0};
+    if (!pre) { /* computed here: like METIS in order_auto, only a possible improvement, so
+                 * whatever stops it (its work budget, memory) leaves the order standing */
+        own.perm = work + 2 * (size_t)n;
+        own.status = ildl_order_gmc_fill(n, rowptr, col, fill_level + 1, own.perm, &own.ncolours, &own.nhubs);
+        pre = &own;
+    }
     double tp = ildl_wtime(); /* ILDL_SETUP_PROFILE lap */
     /* the depth perm will have after the fill (level 1; for higher levels, a lower bound);
      * when that is too costly to enumerate, the depth without fill, a lower bound too */
     int64_t budget = (int64_t)GMC_FILL_WORK_PER_EDGE * rowptr[n] + GMC_FILL_WORK_MIN;
     int32_t depth = fill_level >= 1 ? order_depth_fill1(n, rowptr, col, perm, budget, work) : -1;
     if (depth < 0) depth = order_depth(n, rowptr, col, perm, work);
-    /* like METIS in order_auto, the colouring is only a possible improvement: whatever stops
-     * it (its work budget, memory), the order stands */
-    if (ildl_order_gmc_fill(n, rowptr, col, fill_level + 1, alt, &ncol, &nhub) == ILDL_SUCCESS &&
-        ((int64_t)ncol + nhub) * AUTO_COLOUR_GAIN <= depth) {
-        memcpy(perm, alt, sizeof(int32_t) * (size_t)n);
+    if (pre->status == ILDL_SUCCESS && ((int64_t)pre->ncolours + pre->nhubs) * AUTO_COLOUR_GAIN <= depth) {
+        memcpy(perm, pre->perm, sizeof(int32_t) * (size_t)n);
         if (used) *used = ILDL_ORDER_GMC_FILL;
     }
-    ildl_profile_lap(&tp, "AUTO colouring (depth %d, colours %d + hubs %d)", (int)depth, (int)ncol,
-                     (int)nhub);
+    ildl_profile_lap(&tp, "AUTO colouring rule (depth %d, colours %d + hubs %d)", (int)depth,
+                     (int)pre->ncolours, (int)pre->nhubs);
     free(work);
     return ILDL_SUCCESS;
 }

@@ -24,12 +24,24 @@ int ildl_order_gmc_fill(int32_t n, const int64_t *rowptr, const int32_t *col, in
                         int32_t *perm, int32_t *ncolours, int32_t *nhubs);
 int ildl_order_metis(int32_t n, const int64_t *rowptr, const int32_t *col, int32_t *perm);
 
+/* GMC_FILL's order of a graph, computed ahead for AUTO's rule (beside AMD: the two are
+ * independent): perm[n], its colours and hubs, and ildl_order_gmc_fill's status. */
+typedef struct ildl_colouring {
+    int32_t *perm;
+    int32_t ncolours, nhubs;
+    int status;
+} ildl_colouring;
+
+/* 1 if AUTO's colouring rule applies to a block graph of n vertices at this fill level. */
+int ildl_order_auto_colour_wanted(int32_t n, int fill_level);
+
 /* AUTO's rule for block graphs (BR blocking orders the coarse graph, whose level-of-fill the
  * levels come from): replace perm, AUTO's AMD or METIS order, by GMC_FILL's (*used set) when
  * the graph has at least 1000 vertices and the colouring bounds the levels by at most a quarter
- * of perm's depth (order.c says why). Never fails: perm stands when anything goes wrong. */
+ * of perm's depth after the fill (order.c says why). pre: the colouring computed ahead, or NULL
+ * to compute it here. Never fails: perm stands when anything goes wrong. */
 int ildl_order_auto_colour(int32_t n, const int64_t *rowptr, const int32_t *col, int fill_level,
-                           int32_t *perm, int *used);
+                           const ildl_colouring *pre, int32_t *perm, int *used);
 
 /* 1 if perm is a permutation of 0..n-1. */
 int ildl_is_permutation(int32_t n, const int32_t *perm);

@@ -517,8 +517,18 @@ static void test_auto_colour_rule(void **state)
         assert_true(perm && col);
         memcpy(perm, amd, sizeof(int32_t) * (size_t)A->n);
         int used = ILDL_ORDER_AMD;
-        assert_int_equal(ildl_order_auto_colour(A->n, A->rowptr, A->col, 1, perm, &used), ILDL_SUCCESS);
+        assert_int_equal(ildl_order_auto_colour(A->n, A->rowptr, A->col, 1, NULL, perm, &used), ILDL_SUCCESS);
         assert_int_equal(ildl_order_gmc_fill(A->n, A->rowptr, A->col, 2, col, &ncol, &nhub), ILDL_SUCCESS);
+        /* the same with the colouring computed ahead (as BR does, beside AMD) */
+        int32_t *perm2 = malloc(sizeof(int32_t) * (size_t)A->n);
+        assert_non_null(perm2);
+        memcpy(perm2, amd, sizeof(int32_t) * (size_t)A->n);
+        ildl_colouring pre = {col, ncol, nhub, ILDL_SUCCESS};
+        int used2 = ILDL_ORDER_AMD;
+        assert_int_equal(ildl_order_auto_colour(A->n, A->rowptr, A->col, 1, &pre, perm2, &used2), ILDL_SUCCESS);
+        assert_int_equal(used2, used);
+        assert_memory_equal(perm2, perm, sizeof(int32_t) * (size_t)A->n);
+        free(perm2);
         int32_t d_amd = filled_depth(A, amd, 1);
         int expect = A->n >= 1000 && ((int64_t)ncol + nhub) * 4 <= d_amd;
         print_message("graph %d: n %d, AMD %d levels after fill, GMC_FILL %d colours + %d hubs: %s\n", g,
