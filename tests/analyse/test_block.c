@@ -414,7 +414,7 @@ static void test_br_invariants(void **state)
     const double thr[] = {0.0, 0.3, 0.8, 1.0};
     const int bsz[] = {1, 2, 7, 32};
     const int ords[] = {ILDL_ORDER_NATURAL, ILDL_ORDER_AMD, ILDL_ORDER_RCM, ILDL_ORDER_METIS,
-                        ILDL_ORDER_GMC};
+                        ILDL_ORDER_GMC, ILDL_ORDER_GMC_FILL};
     for (int mat = 0; mat < 3; mat++) {
         ildl_csr A;
         if (mat == 0) ildl_test_laplace2d(18, 0.0, &A);
@@ -423,7 +423,7 @@ static void test_br_invariants(void **state)
         int32_t *pair = random_pairs(n, &s);
         for (int ti = 0; ti < 4; ti++)
             for (int bi = 0; bi < 4; bi++)
-                for (int oi = 0; oi < 5; oi++)
+                for (int oi = 0; oi < 6; oi++)
                     for (int usep = 0; usep < 2; usep++) {
                         ildl_blocking B;
                         int st = ildl_block_br(&A, ords[oi], 1, usep ? pair : NULL, bsz[bi], thr[ti],
@@ -446,14 +446,15 @@ static void test_br_thread_independent_large(void **state)
 {
     (void)state;
     uint64_t s = 4242;
-    const int ords[] = {ILDL_ORDER_AUTO, ILDL_ORDER_AMD, ILDL_ORDER_RCM, ILDL_ORDER_METIS};
+    const int ords[] = {ILDL_ORDER_AUTO, ILDL_ORDER_AMD, ILDL_ORDER_RCM, ILDL_ORDER_METIS,
+                        ILDL_ORDER_GMC_FILL};
     const int threads[] = {2, 3};
     int prev = ildl_set_threads(1);
     ildl_csr A;
     ildl_test_laplace2d(380, 0.0, &A); /* 144400 rows: three chunks */
     int32_t n = A.n;
     int32_t *pair = random_pairs(n, &s);
-    for (int oi = 0; oi < 4; oi++)
+    for (int oi = 0; oi < 5; oi++)
         for (int usep = 0; usep < 2; usep++) {
             ildl_blocking R, B;
             ildl_set_threads(1);

@@ -542,10 +542,10 @@ static void test_analyse_matching(void **state)
     int32_t npairs = check_pairs(&A, pair, NULL);
     assert_true(npairs > 20);
     const int blockings[2] = {ILDL_BLOCKING_RB, ILDL_BLOCKING_BR};
-    const int orderings[3] = {ILDL_ORDER_AMD, ILDL_ORDER_METIS, ILDL_ORDER_GMC};
+    const int orderings[4] = {ILDL_ORDER_AMD, ILDL_ORDER_METIS, ILDL_ORDER_GMC, ILDL_ORDER_GMC_FILL};
     const int sizes[3] = {32, 5, 1};
     for (int b = 0; b < 2; b++)
-        for (int o = 0; o < 3; o++)
+        for (int o = 0; o < 4; o++)
             for (int z = 0; z < 3; z++) {
                 ildl_options opt;
                 ildl_options_default(&opt);
