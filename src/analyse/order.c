@@ -519,31 +519,31 @@ static int order_auto(int32_t n, const int64_t *rowptr, const int32_t *col, int3
 
 /* Depth of the order perm after level-1 fill of graph (n, rowptr, col): edges k-j, plus fill
  * k-j wherever some m before both is adjacent to both; the levels a triangular solve with the
- * filled pattern has. Returns -1 when the enumeration would exceed `budget` edge visits (a
- * dense vertex costs its degree squared). work: 2n int32. */
-static int32_t order_depth_fill1(int32_t n, const int64_t *rowptr, const int32_t *col, const int32_t *perm,
-                                 int64_t budget, int32_t *work)
+ * filled pattern has. Linear time: the later neighbours of a vertex m become a clique, so
+ * vertex k depends, through m, on every neighbour of m placed between m and k; pm[m] keeps the
+ * highest level among those placed so far. work: 3n int32. */
+int32_t ildl_order_depth_fill1(int32_t n, const int64_t *rowptr, const int32_t *col, const int32_t *perm,
+                               int32_t *work)
 {
-    int32_t *pinv = work, *lev = work + n, depth = 0;
-    int64_t visits = 0;
-    for (int32_t k = 0; k < n; k++) pinv[perm[k]] = k;
+    int32_t *pinv = work, *lev = work + n, *pm = work + 2 * (size_t)n, depth = 0;
+    for (int32_t k = 0; k < n; k++) {
+        pinv[perm[k]] = k;
+        pm[k] = 0;
+    }
     for (int32_t k = 0; k < n; k++) {
         int32_t v = perm[k], l = 0;
         for (int64_t p = rowptr[v]; p < rowptr[v + 1]; p++) {
             int32_t m = pinv[col[p]];
             if (m >= k) continue;
             if (lev[m] > l) l = lev[m];
-            /* fill k-j through m: j adjacent to m, m < j < k */
-            int32_t u = col[p];
-            visits += rowptr[u + 1] - rowptr[u];
-            for (int64_t q = rowptr[u]; q < rowptr[u + 1]; q++) {
-                int32_t j = pinv[col[q]];
-                if (j > m && j < k && lev[j] > l) l = lev[j];
-            }
+            if (pm[m] > l) l = pm[m];
         }
-        if (visits > budget) return -1;
         lev[k] = l + 1;
         if (l + 1 > depth) depth = l + 1;
+        for (int64_t p = rowptr[v]; p < rowptr[v + 1]; p++) {
+            int32_t m = pinv[col[p]];
+            if (m < k && pm[m] < l + 1) pm[m] = l + 1;
+        }
     }
     return depth;
 }
@@ -557,21 +557,20 @@ int ildl_order_auto_colour(int32_t n, const int64_t *rowptr, const int32_t *col,
                            const ildl_colouring *pre, int32_t *perm, int *used)
 {
     if (!ildl_order_auto_colour_wanted(n, fill_level)) return ILDL_SUCCESS;
-    int32_t *work = ildl_malloc(sizeof(int32_t) * (pre ? 2 : 3) * (size_t)n);
+    int32_t *work = ildl_malloc(sizeof(int32_t) * (pre ? 3 : 4) * (size_t)n);
     if (!work) return ILDL_SUCCESS; /* no room to compare: the order stands */
     ildl_colouring own = {0};
     if (!pre) { /* computed here: like METIS in order_auto, only a possible improvement, so
                  * whatever stops it (its work budget, memory) leaves the order standing */
-        own.perm = work + 2 * (size_t)n;
+        own.perm = work + 3 * (size_t)n;
         own.status = ildl_order_gmc_fill(n, rowptr, col, fill_level + 1, own.perm, &own.ncolours, &own.nhubs);
         pre = &own;
     }
     double tp = ildl_wtime(); /* ILDL_SETUP_PROFILE lap */
-    /* the depth perm will have after the fill (level 1; for higher levels, a lower bound);
-     * when that is too costly to enumerate, the depth without fill, a lower bound too */
-    int64_t budget = (int64_t)GMC_FILL_WORK_PER_EDGE * rowptr[n] + GMC_FILL_WORK_MIN;
-    int32_t depth = fill_level >= 1 ? order_depth_fill1(n, rowptr, col, perm, budget, work) : -1;
-    if (depth < 0) depth = order_depth(n, rowptr, col, perm, work);
+    /* the depth perm will have after the fill (exact at level 1; for higher levels, a lower
+     * bound, as is the depth without fill at level 0) */
+    int32_t depth = fill_level >= 1 ? ildl_order_depth_fill1(n, rowptr, col, perm, work)
+                                    : order_depth(n, rowptr, col, perm, work);
     if (pre->status == ILDL_SUCCESS && ((int64_t)pre->ncolours + pre->nhubs) * AUTO_COLOUR_GAIN <= depth) {
         memcpy(perm, pre->perm, sizeof(int32_t) * (size_t)n);
         if (used) *used = ILDL_ORDER_GMC_FILL;

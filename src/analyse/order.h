@@ -32,6 +32,11 @@ typedef struct ildl_colouring {
     int status;
 } ildl_colouring;
 
+/* Levels of a triangular solve with the pattern of (n, rowptr, col) ordered by perm after
+ * level-1 fill, in linear time. work: 3n int32. */
+int32_t ildl_order_depth_fill1(int32_t n, const int64_t *rowptr, const int32_t *col, const int32_t *perm,
+                               int32_t *work);
+
 /* 1 if AUTO's colouring rule applies to a block graph of n vertices at this fill level. */
 int ildl_order_auto_colour_wanted(int32_t n, int fill_level);
 

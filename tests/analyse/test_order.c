@@ -497,6 +497,33 @@ static void test_gmc_fill_budget(void **state)
 
 static void path_graph(int32_t n, int32_t stride, ildl_csr *A);
 
+/* The linear-time depth after level-1 fill equals the analysis's own fill + levels, for several
+ * graphs and orders. */
+static void test_depth_fill1(void **state)
+{
+    (void)state;
+    ildl_csr G[4] = {{0}};
+    laplace3d(7, &G[0]);
+    ildl_test_laplace2d(25, 0.0, &G[1]);
+    ildl_test_random_sym(500, 5, 1.0, 0.0, 91, &G[2]);
+    path_graph(300, 7, &G[3]);
+    const int methods[] = {ILDL_ORDER_NATURAL, ILDL_ORDER_AMD, ILDL_ORDER_RCM, ILDL_ORDER_GMC, ILDL_ORDER_GMC_FILL};
+    for (int g = 0; g < 4; g++) {
+        int32_t *work = malloc(sizeof(int32_t) * 3 * (size_t)G[g].n);
+        assert_non_null(work);
+        for (int k = 0; k < 5; k++) {
+            int32_t *p = order_ok(&G[g], methods[k]);
+            int32_t fast = ildl_order_depth_fill1(G[g].n, G[g].rowptr, G[g].col, p, work);
+            int32_t ref = filled_depth(&G[g], p, 1);
+            if (fast != ref) print_message("graph %d method %d: %d levels, expected %d\n", g, methods[k], (int)fast, (int)ref);
+            assert_int_equal(fast, ref);
+            free(p);
+        }
+        free(work);
+        ildl_csr_free(&G[g]);
+    }
+}
+
 /* AUTO's colouring rule on block graphs (ildl_order_auto_colour), decided here from the depth
  * of AMD's order after fill and GMC_FILL's colour count, both computed independently: it
  * switches exactly when the graph has >= 1000 vertices and colours + hubs <= depth / 4. */
@@ -650,6 +677,7 @@ int main(void)
         cmocka_unit_test(test_gmc_fill_levels),
         cmocka_unit_test(test_gmc_fill_hubs),
         cmocka_unit_test(test_gmc_fill_budget),
+        cmocka_unit_test(test_depth_fill1),
         cmocka_unit_test(test_auto_colour_rule),
         cmocka_unit_test(test_invalid_method),
         cmocka_unit_test(test_is_permutation),
