@@ -37,9 +37,11 @@ ILDL_SF_SPLIT=1 ILDL_MATRICES_DIR=/tmp/ildl-split timeout 480 $B/tests/cuda_test
 echo "cuda tests, every solve row split (ILDL_SF_SPLIT=1), exit $?"
 awk 'NF >= 6 && $1 ~ /mtx/ {n++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok++}
      END {printf "split rows: bitwise %d of %d\n", ok + 0, n}' "$OUTDIR/gpu-tests-split.log"
-# the quick set ordered by GMC_FILL (ILDL_TEST_ORDERING=6): wide levels, many rows in flight
-ILDL_TEST_ORDERING=6 ILDL_MATRICES_DIR=/tmp/ildl-split timeout 480 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests-gmcfill.log" 2>&1
-echo "cuda tests, GMC_FILL ordering, exit $?"
+# the quick set ordered by GMC_FILL (ILDL_TEST_ORDERING=6): wide levels, many rows in flight;
+# the forward sweep reading V_ii from global memory (ILDL_SF_VGLOBAL=1: the wide-level kernel,
+# which by default only levels of 256+ block rows get)
+ILDL_SF_VGLOBAL=1 ILDL_TEST_ORDERING=6 ILDL_MATRICES_DIR=/tmp/ildl-split timeout 480 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests-gmcfill.log" 2>&1
+echo "cuda tests, GMC_FILL ordering, V_ii from global, exit $?"
 awk 'NF >= 6 && $1 ~ /mtx/ {n++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok++}
      END {printf "gmc-fill: bitwise %d of %d\n", ok + 0, n}' "$OUTDIR/gpu-tests-gmcfill.log"
 timeout 120 $B/tests/api_test_api > "$OUTDIR/api.log" 2>&1; echo "api tests exit $?"
@@ -54,10 +56,11 @@ if [ -n "$SAN" ]; then
     ILDL_TEST_SMALL=1 timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_factor \
       > "$OUTDIR/sanitizer-$tool.log" 2>&1
     echo "compute-sanitizer $tool exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool.log" | tail -n 1)"
-    # the split-row path of the sync-free solves (every row split into 2-tile items)
-    ILDL_SF_SPLIT=2 ILDL_TEST_SMALL=1 timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_factor \
+    # the split-row path of the sync-free solves (every row split into 2-tile items), with the
+    # forward kernel that reads V_ii from global memory
+    ILDL_SF_VGLOBAL=1 ILDL_SF_SPLIT=2 ILDL_TEST_SMALL=1 timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_factor \
       > "$OUTDIR/sanitizer-$tool-split.log" 2>&1
-    echo "compute-sanitizer $tool, rows split, exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-split.log" | tail -n 1)"
+    echo "compute-sanitizer $tool, rows split, V_ii from global, exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-split.log" | tail -n 1)"
   done
 fi
 echo "== ildl cpu vs cuda"

@@ -293,12 +293,26 @@ static int syncfree_blocks(const ildl_cuda_ctx *c, int per_sm)
     return b < 1 ? 1 : (int)b;
 }
 
+/* The forward sweep reads V_ii from global memory instead of staging it (SOLVE_FORWARD_SYNCFREE_VG)
+ * when the levels are wide: at least this many block rows per level on average. Less shared
+ * memory per block, so more rows in flight, for a memory latency more at the end of each row
+ * (perf-notes §41). ILDL_SF_VGLOBAL=0/1 overrides (experiments). */
+#define SF_VGLOBAL_MIN_ROWS_PER_LEVEL 256
+
+static int sf_vglobal_default(const ildl_cuda_ctx *c)
+{
+    const char *env = getenv("ILDL_SF_VGLOBAL");
+    if (env) return atoi(env) != 0;
+    return c->nlevels > 0 && (int64_t)c->nb >= (int64_t)SF_VGLOBAL_MIN_ROWS_PER_LEVEL * c->nlevels;
+}
+
 /* Configure the solve kernels for wf (forward) and wb (backward) warps per block and size the
  * sync-free grids. */
 static int set_solve_warps(ildl_cuda_ctx *c, int wf, int wb)
 {
     int status = ILDL_SUCCESS, fwd = 0, bwd = 0;
-    CU(solve_configure(wf, wb, c->T.val32 != NULL, &fwd, &bwd));
+    c->sf_vglobal = sf_vglobal_default(c);
+    CU(solve_configure(wf, wb, c->T.val32 != NULL, c->sf_vglobal != 0, &fwd, &bwd));
     {
         const char *env = getenv("ILDL_SF_PROTOCOL"); /* experiments: 0 fences, 1 acquire/release, 2 values */
         c->sf_protocol = env ? atoi(env) : ILDL_SF_PROTOCOL;
@@ -850,7 +864,8 @@ static int solve_device(ildl_cuda_ctx *c, double *x, cudaStream_t s)
         else
             k_syncfree_begin<<<1, 1, 0, s>>>(c->d_epoch, c->d_tickets, c->d_skip);
         CU_LAUNCH();
-        solve_launch(WF, SOLVE_FORWARD_SYNCFREE, c->sf_blocks_f, s, c->T, NULL, x, y, c->d_done_f,
+        solve_launch(WF, c->sf_vglobal ? SOLVE_FORWARD_SYNCFREE_VG : SOLVE_FORWARD_SYNCFREE, c->sf_blocks_f, s,
+                     c->T, NULL, x, y, c->d_done_f,
                      c->d_tickets, c->d_epoch, c->d_skip);
         CU_LAUNCH();
         if (prof) CU(cudaEventRecord(c->ev[1], s));
@@ -865,8 +880,9 @@ static int solve_device(ildl_cuda_ctx *c, double *x, cudaStream_t s)
             CU(cudaEventRecord(c->ev[3], s));
             CU(cudaEventSynchronize(c->ev[3]));
             for (int k = 0; k < 3; k++) CU(cudaEventElapsedTime(&ms[k], c->ev[k], c->ev[k + 1]));
-            fprintf(stderr, "ILDL_CUDA_PROFILE solve (warps %d+%d, blocks %d+%d): forward %.3f ms, "
-                    "D %.3f ms, backward %.3f ms\n", WF, WB, c->sf_blocks_f, c->sf_blocks_b, ms[0], ms[1], ms[2]);
+            fprintf(stderr, "ILDL_CUDA_PROFILE solve (warps %d+%d, blocks %d+%d%s): forward %.3f ms, "
+                    "D %.3f ms, backward %.3f ms\n", WF, WB, c->sf_blocks_f, c->sf_blocks_b,
+                    c->sf_vglobal ? ", V_ii from global" : "", ms[0], ms[1], ms[2]);
 #ifdef ILDL_SOLVE_TRACE
             if (c->d_trace) trace_dump(c, getenv("ILDL_SOLVE_TRACE"));
 #endif

@@ -34,7 +34,10 @@ __global__ void k_phase_b_atomic_end(dev_tiles T, int64_t nslots, factor_state *
  * backward sweep's output, set here instead of by a launch of its own). */
 __global__ void k_dsolve(dev_tiles T, double *x, double *unset, const int *skip);
 __global__ void k_syncfree_begin(int *epoch, int *tickets, const int *skip);
-enum { SOLVE_FORWARD_LEVEL, SOLVE_BACKWARD_LEVEL, SOLVE_FORWARD_SYNCFREE, SOLVE_BACKWARD_SYNCFREE };
+/* SOLVE_FORWARD_SYNCFREE_VG: the sync-free forward kernel that reads V_ii from global memory
+ * instead of staging it (less shared memory: more rows in flight, for wide levels) */
+enum { SOLVE_FORWARD_LEVEL, SOLVE_BACKWARD_LEVEL, SOLVE_FORWARD_SYNCFREE, SOLVE_BACKWARD_SYNCFREE,
+       SOLVE_FORWARD_SYNCFREE_VG };
 /* Warps per solve block unless ILDL_SOLVE_WARPS="F,B" says otherwise: 2 and 2 are the fastest
  * at n = 1M since small sparse tiles skip the staging (more, smaller blocks resident:
  * perf-notes §13, §16, §31). */
@@ -61,7 +64,7 @@ cudaError_t solve_set_trace(unsigned long long *buf);
 /* Raise the solve kernels' shared-memory limits for warps_f (forward) and warps_b (backward)
  * warps per block, staging float tiles when float_tiles (the factor is stored in float: T.val32)
  * else double; how many blocks of the sync-free kernels fit on one SM. */
-cudaError_t solve_configure(int warps_f, int warps_b, bool float_tiles, int *fwd_per_sm, int *bwd_per_sm);
+cudaError_t solve_configure(int warps_f, int warps_b, bool float_tiles, bool vg, int *fwd_per_sm, int *bwd_per_sm);
 /* Launch solve kernel `kind` (SOLVE_*) of `warps` warps on `grid` blocks (level kinds: one
  * block per entry of rows, in place on x; sync-free kinds: rows unused, right-hand side xin,
  * result x, which may be xin except under protocol 2). Check with cudaGetLastError. */

@@ -489,6 +489,34 @@ template <typename S> __device__ __forceinline__ double vii_backward(double xv, 
     return xv + s;
 }
 
+/* V_ii's entries in the staging type, and an L2 prefetch of them by one warp (a line of 16
+ * entries per lane and pass): the forward sweep that reads V_ii from global memory (VG) asks
+ * for it when it starts a row and reads it when the row's sums are done. */
+template <typename S> __device__ __forceinline__ const S *stage_ptr(const dev_tiles &T, int64_t p);
+template <> __device__ __forceinline__ const double *stage_ptr<double>(const dev_tiles &T, int64_t p) { return T.val + p; }
+template <> __device__ __forceinline__ const float *stage_ptr<float>(const dev_tiles &T, int64_t p) { return T.val32 + p; }
+template <typename S> __device__ __forceinline__ void prefetch_vii(const dev_tiles &T, int64_t u0, int mi)
+{
+    for (int e = (threadIdx.x & 31) * 16; e < mi * mi; e += LD * 16)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(stage_ptr<S>(T, u0 + e)));
+}
+
+/* vii_forward with V_ii read from global memory (lane c reads column c: one coalesced load per
+ * row l); the same products and additions in the same order, so the same bits. */
+template <typename S> __device__ __forceinline__ double vii_forward_global(double xv, const dev_tiles &T, int64_t u0,
+                                                                          int mi)
+{
+    int c = threadIdx.x & 31;
+    double s = 0.0;
+#pragma unroll
+    for (int l = 0; l < LD - 1; l++) {
+        double yl = __shfl_sync(0xffffffffu, xv, l);
+        double v = (c > l && c < mi) ? (double)stage_val<S>(T, u0 + (int64_t)l * mi + c) : 0.0;
+        if (c > l && c < mi) s += v * yl;
+    }
+    return xv + s;
+}
+
 /* x_i <- U_ii^-T (x_i - sum_k U_ki^T x_k) by the W warps of a block: warp w takes tiles
  * w, w + W, ... of each group of PARTS_FORWARD tiles at its own pace (no barrier between its
  * tiles, so one warp's wait does not hold the others); warp 0 then subtracts the group's sums
@@ -497,7 +525,7 @@ template <typename S> __device__ __forceinline__ double vii_backward(double xv, 
  * the level of k: the rows finished last come last, so a row's last wait is in its last group,
  * with nothing left to stage or gather after it.
  * Shared memory (smem_bytes): a staging tile per warp, V_ii, the partial sums. */
-template <int W, bool SF, typename S>
+template <int W, bool SF, typename S, bool VG = false>
 __device__ void row_forward(const dev_tiles &T, int32_t i, const double *xin, double *x, double *smem,
                             const int *done, int epoch)
 {
@@ -505,12 +533,14 @@ __device__ void row_forward(const dev_tiles &T, int32_t i, const double *xin, do
     __shared__ tile_meta<P> meta;
     int w = threadIdx.x >> 5, c = threadIdx.x & 31;
     S *us = reinterpret_cast<S *>(smem) + w * STILE, *ud = reinterpret_cast<S *>(smem) + W * STILE;
-    double *part = reinterpret_cast<double *>(ud + TILE); /* 8-byte aligned: W * STILE + TILE is even */
+    /* 8-byte aligned: W * STILE (+ TILE) is even; VG: no V_ii in shared memory */
+    double *part = reinterpret_cast<double *>(VG ? ud : ud + TILE);
     int mi = dev_bsize(T, i);
     double *xi = x + T.bstart[i];
     double xv = (w == 0 && c < mi) ? ld_dep<SF>(xin + T.bstart[i] + c) : 0.0;
     const int64_t u0 = T.off[T.row_ptr[i]];
-    if (w == 0) /* V_ii = U_ii^-1 for the end, loaded now */
+    if (w == 0 && VG) prefetch_vii<S>(T, u0, mi); /* V_ii = U_ii^-1 for the end, asked for now */
+    if (w == 0 && !VG) /* V_ii for the end, loaded now */
         for (int e = c; e < mi * mi; e += LD) ud[e] = stage_val<S>(T, u0 + e);
     int64_t q0 = T.col_ptr[i], qend = T.col_diag[i];
     for (int64_t cb = q0; cb < qend; cb += P) {
@@ -525,7 +555,7 @@ __device__ void row_forward(const dev_tiles &T, int32_t i, const double *xin, do
     }
     if (w != 0) return;
     TRACE_MARK(0, xv);
-    xv = vii_forward(xv, ud, mi);
+    xv = VG ? vii_forward_global<S>(xv, T, u0, mi) : vii_forward(xv, ud, mi);
     TRACE_MARK(1, xv);
     if (c < mi) st_row<SF>(xi + c, xv);
     __syncwarp();
@@ -578,7 +608,7 @@ __device__ void row_backward(const dev_tiles &T, int32_t i, const double *xin, d
  * the whole row done by one block, with its tiles spread over many. Returns 1 (uniformly) in
  * the block that stored the row. No item waits for another item of its row, so the ticket
  * order still guarantees progress. */
-template <int W, typename S, bool FORWARD>
+template <int W, typename S, bool FORWARD, bool VG = false>
 __device__ int row_chunk(const dev_tiles &T, int32_t i, int chunk, const double *xin, double *x, double *smem,
                          const int *done, int epoch)
 {
@@ -612,7 +642,9 @@ __device__ int row_chunk(const dev_tiles &T, int32_t i, int chunk, const double 
     if (w == 0) {
         double xv = c < mi ? ld_dep<true>(xin + T.bstart[i] + c) : 0.0;
         const int64_t u0 = T.off[T.row_ptr[i]];
-        if (FORWARD)
+        if (FORWARD && VG)
+            ; /* V_ii read from global memory below: the shared memory has no room for it */
+        else if (FORWARD)
             for (int k = c; k < mi * mi; k += LD) ud[k] = stage_val<S>(T, u0 + k);
         else
             for (int rr = 0; rr < mi; rr++)
@@ -626,7 +658,8 @@ __device__ int row_chunk(const dev_tiles &T, int32_t i, int chunk, const double 
             for (int k = 0; k < 16; k++)
                 if (q0b + k < ntile) xv -= v[k];
         }
-        xv = FORWARD ? vii_forward(xv, ud, mi) : vii_backward(xv, ud, mi);
+        xv = FORWARD ? (VG ? vii_forward_global<S>(xv, T, u0, mi) : vii_forward(xv, ud, mi))
+                     : vii_backward(xv, ud, mi);
         if (c < mi) st_row<true>(x + T.bstart[i] + c, xv);
         if (c == 0) T.sf_count[i] = 0; /* every item of the row is done: ready for the next sweep */
         __syncwarp();
@@ -672,7 +705,7 @@ __device__ __forceinline__ int sf_take(int *ticket, int *slot)
     return *slot;
 }
 
-template <int W, typename S>
+template <int W, typename S, bool VG>
 __global__ void __launch_bounds__(W * 32) k_forward_syncfree(dev_tiles T, const double *xin, double *x, int *done, int *ticket,
                                                             const int *epoch, const int *skip)
 {
@@ -686,12 +719,12 @@ __global__ void __launch_bounds__(W * 32) k_forward_syncfree(dev_tiles T, const 
         int2 item = T.sf_items_f[t];
         int32_t i = T.level_rows[item.x];
         if (item.y >= 0) { /* a chunk of a split row */
-            if (row_chunk<W, S, true>(T, i, item.y, xin, x, smem, done, ep) && threadIdx.x < 32 && c_sf_protocol != 2)
+            if (row_chunk<W, S, true, VG>(T, i, item.y, xin, x, smem, done, ep) && threadIdx.x < 32 && c_sf_protocol != 2)
                 sf_publish(done, i, ep);
             continue;
         }
         unsigned long long t_claim = trace_row_begin();
-        row_forward<W, true, S>(T, i, xin, x, smem, done, ep);
+        row_forward<W, true, S, VG>(T, i, xin, x, smem, done, ep);
         if (threadIdx.x < 32 && c_sf_protocol != 2) sf_publish(done, i, ep);
         trace_row_end(0, T.nb, item.x, i, t_claim);
     }
@@ -725,10 +758,11 @@ __global__ void __launch_bounds__(W * 32) k_backward_syncfree(dev_tiles T, const
 /* ------------------------------------------------------------ host side */
 
 /* Dynamic shared memory of a solve kernel of W warps staging tiles of type S: a staged tile
- * per warp, V_ii (S), the partial sums (double). */
-template <int W, typename S> static size_t smem_bytes(bool forward)
+ * per warp, V_ii (S; not in the forward kernel that reads it from global memory, vg), the
+ * partial sums (double). */
+template <int W, typename S> static size_t smem_bytes(bool forward, bool vg = false)
 {
-    return forward ? ((size_t)W * STILE + TILE) * sizeof(S) + (size_t)PARTS_FORWARD * LD * sizeof(double)
+    return forward ? ((size_t)W * STILE + (vg ? 0 : TILE)) * sizeof(S) + (size_t)PARTS_FORWARD * LD * sizeof(double)
                    : ((size_t)W + 1) * STILE * sizeof(S) + (size_t)PARTS_BACKWARD * LD * sizeof(double);
 }
 
@@ -742,15 +776,17 @@ static cudaError_t set_smem(const void *kernel, size_t bytes)
 }
 
 /* Raise the shared-memory limits of the kernels of one direction with W warps staging S;
- * *per_sm: how many blocks of its sync-free kernel fit on one SM. */
-template <int W, typename S> static cudaError_t configure_w(bool forward, int *per_sm)
+ * *per_sm: how many blocks of its sync-free kernel (forward: the one that reads V_ii from
+ * global memory if vg) fit on one SM. */
+template <int W, typename S> static cudaError_t configure_w(bool forward, bool vg, int *per_sm)
 {
-    size_t b = smem_bytes<W, S>(forward);
+    size_t b = smem_bytes<W, S>(forward), bs = smem_bytes<W, S>(forward, forward && vg);
     const void *lk = forward ? (const void *)k_forward_level<W, S> : (const void *)k_backward_level<W, S>;
-    const void *sk = forward ? (const void *)k_forward_syncfree<W, S> : (const void *)k_backward_syncfree<W, S>;
+    const void *sk = !forward ? (const void *)k_backward_syncfree<W, S>
+                   : vg ? (const void *)k_forward_syncfree<W, S, true> : (const void *)k_forward_syncfree<W, S, false>;
     cudaError_t e = set_smem(lk, b);
-    if (e == cudaSuccess) e = set_smem(sk, b);
-    if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, sk, W * 32, b);
+    if (e == cudaSuccess) e = set_smem(sk, bs);
+    if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, sk, W * 32, bs);
     return e;
 }
 
@@ -780,30 +816,33 @@ cudaError_t solve_set_protocol(int protocol)
 
 int solve_warps_valid(int warps) { return warps == 2 || warps == 4 || warps == 8; }
 
-template <typename S> static cudaError_t configure_s(int warps_f, int warps_b, int *fwd_per_sm, int *bwd_per_sm)
+template <typename S> static cudaError_t configure_s(int warps_f, int warps_b, bool vg, int *fwd_per_sm, int *bwd_per_sm)
 {
-    cudaError_t e = warps_f == 2 ? configure_w<2, S>(true, fwd_per_sm)
-                  : warps_f == 4 ? configure_w<4, S>(true, fwd_per_sm) : configure_w<8, S>(true, fwd_per_sm);
+    cudaError_t e = warps_f == 2 ? configure_w<2, S>(true, vg, fwd_per_sm)
+                  : warps_f == 4 ? configure_w<4, S>(true, vg, fwd_per_sm) : configure_w<8, S>(true, vg, fwd_per_sm);
     if (e != cudaSuccess) return e;
-    return warps_b == 2 ? configure_w<2, S>(false, bwd_per_sm)
-         : warps_b == 4 ? configure_w<4, S>(false, bwd_per_sm) : configure_w<8, S>(false, bwd_per_sm);
+    return warps_b == 2 ? configure_w<2, S>(false, false, bwd_per_sm)
+         : warps_b == 4 ? configure_w<4, S>(false, false, bwd_per_sm) : configure_w<8, S>(false, false, bwd_per_sm);
 }
 
-cudaError_t solve_configure(int warps_f, int warps_b, bool float_tiles, int *fwd_per_sm, int *bwd_per_sm)
+cudaError_t solve_configure(int warps_f, int warps_b, bool float_tiles, bool vg, int *fwd_per_sm, int *bwd_per_sm)
 {
-    return float_tiles ? configure_s<float>(warps_f, warps_b, fwd_per_sm, bwd_per_sm)
-                       : configure_s<double>(warps_f, warps_b, fwd_per_sm, bwd_per_sm);
+    return float_tiles ? configure_s<float>(warps_f, warps_b, vg, fwd_per_sm, bwd_per_sm)
+                       : configure_s<double>(warps_f, warps_b, vg, fwd_per_sm, bwd_per_sm);
 }
 
 template <int W, typename S>
 static void launch_w(int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
                      const double *xin, double *x, int *done, int *ticket, const int *epoch, const int *skip)
 {
-    size_t sm = smem_bytes<W, S>(kind == SOLVE_FORWARD_LEVEL || kind == SOLVE_FORWARD_SYNCFREE);
+    size_t sm = smem_bytes<W, S>(kind == SOLVE_FORWARD_LEVEL || kind == SOLVE_FORWARD_SYNCFREE ||
+                                     kind == SOLVE_FORWARD_SYNCFREE_VG,
+                                 kind == SOLVE_FORWARD_SYNCFREE_VG);
     switch (kind) {
     case SOLVE_FORWARD_LEVEL: k_forward_level<W, S><<<grid, W * 32, sm, s>>>(T, rows, x, skip); break;
     case SOLVE_BACKWARD_LEVEL: k_backward_level<W, S><<<grid, W * 32, sm, s>>>(T, rows, x, skip); break;
-    case SOLVE_FORWARD_SYNCFREE: k_forward_syncfree<W, S><<<grid, W * 32, sm, s>>>(T, xin, x, done, ticket, epoch, skip); break;
+    case SOLVE_FORWARD_SYNCFREE: k_forward_syncfree<W, S, false><<<grid, W * 32, sm, s>>>(T, xin, x, done, ticket, epoch, skip); break;
+    case SOLVE_FORWARD_SYNCFREE_VG: k_forward_syncfree<W, S, true><<<grid, W * 32, sm, s>>>(T, xin, x, done, ticket, epoch, skip); break;
     default: k_backward_syncfree<W, S><<<grid, W * 32, sm, s>>>(T, xin, x, done, ticket, epoch, skip); break;
     }
 }
