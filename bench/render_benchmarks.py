@@ -293,7 +293,7 @@ def targets(large, bw, meta=None):
         pit = f"{per_it(g) / pi:.1f}" if g and pi and per_it(g) else "—"
         lb = (f"{2 * c['levels'] * hop * 1e-6 / fl:.1f}" if HANDOFF and fl else "—")
         print(f"| {m} | {c['n']} | {c['levels']} | {c['factor_s']:.2f} | {tts} | {pit} | "
-              f"{(pi / fl) if (pi and fl) else float('nan'):.0f} | {lb} |")
+              f"{(pi / fl) if (pi and fl) else float('nan'):.1f} | {lb} |")
 
 
 
