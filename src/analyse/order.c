@@ -305,48 +305,6 @@ cleanup:
 
 /* ---------------------------------------------------------------- greedy multicolouring */
 
-/* Greedy colouring in natural vertex order (deterministic, linear time, and red-black on
- * structured grids), each vertex taking the smallest colour none of its earlier neighbours
- * has; vertices are then listed by colour, by index within a colour. A colour class is an
- * independent set, so the lower triangle has at most (number of colours) level sets. */
-int ildl_order_gmc(int32_t n, const int64_t *rowptr, const int32_t *col, int32_t *perm)
-{
-    graph G = {0};
-    int32_t *colour = NULL, *forbid = NULL, *start = NULL;
-    int st;
-    if (bad_args(n, rowptr, col, perm)) return ILDL_ERR_INTERNAL;
-    if (n == 0) return ILDL_SUCCESS;
-    st = graph_strip(n, rowptr, col, &G);
-    if (st != ILDL_SUCCESS) return st;
-    st = ILDL_ERR_OUT_OF_MEMORY;
-    colour = ildl_malloc(sizeof(int32_t) * (size_t)n);
-    forbid = ildl_malloc(sizeof(int32_t) * ((size_t)n + 1));
-    start = ildl_calloc((size_t)n + 1, sizeof(int32_t));
-    if (!colour || !forbid || !start) goto cleanup;
-    for (int32_t i = 0; i < n; i++) colour[i] = -1;
-    for (int32_t c = 0; c <= n; c++) forbid[c] = -1;
-    int32_t ncol = 0;
-    for (int32_t v = 0; v < n; v++) {
-        /* forbid[c] == v marks colour c as taken around v, so forbid is never cleared */
-        for (int64_t p = G.ptr[v]; p < G.ptr[v + 1]; p++) {
-            int32_t u = G.adj[p];
-            if (colour[u] >= 0) forbid[colour[u]] = v;
-        }
-        int32_t c = 0;
-        while (forbid[c] == v) c++;
-        colour[v] = c;
-        if (c + 1 > ncol) ncol = c + 1;
-    }
-    for (int32_t v = 0; v < n; v++) start[colour[v] + 1]++;
-    for (int32_t c = 0; c < ncol; c++) start[c + 1] += start[c];
-    for (int32_t v = 0; v < n; v++) perm[start[colour[v]]++] = v;
-    st = ILDL_SUCCESS;
-cleanup:
-    graph_free(&G);
-    free(colour); free(forbid); free(start);
-    return st;
-}
-
 /* ---------------------------------------------------------------- multicolouring that survives fill */
 
 /* A vertex of more than max(HUB_MIN_DEGREE, HUB_AVG_FACTOR x the average degree) neighbours is a
@@ -373,15 +331,12 @@ static void list_by_colour(int32_t n, const int32_t *colour, int32_t ncol, int32
     }
 }
 
-/* Greedy colouring at graph distance `distance` (>= 1), in natural vertex order, paths running
- * through non-hub vertices only; vertices listed colour by colour, hubs last. Why distance
- * l_f + 1: level-of-fill l_f joins i and j only through a path of at most l_f + 1 edges whose
- * inner vertices all come before both, so two vertices of one colour stay unjoined after fill
- * (a path through a hub cannot join them: the hub comes after both), and every colour class is
- * one level set: at most (colours + hubs) levels, where plain GMC loses its levels to the fill.
- * *ncolours (may be NULL): colours used, hubs not counted; *nhubs likewise.
+/* Greedy colouring at graph distance `distance` (>= 1), in natural vertex order (each vertex
+ * takes the smallest colour no vertex within that distance has yet), paths running through
+ * non-hub vertices only (with_hubs; else no vertex is a hub); vertices listed colour by colour,
+ * by index within a colour, hubs last. *ncolours, *nhubs (may be NULL): the counts.
  * ILDL_ERR_NOT_SUPPORTED when the searches exceed their work budget (distance too large). */
-int ildl_order_gmc_fill(int32_t n, const int64_t *rowptr, const int32_t *col, int distance,
+static int colour_order(int32_t n, const int64_t *rowptr, const int32_t *col, int distance, int with_hubs,
                         int32_t *perm, int32_t *ncolours, int32_t *nhubs)
 {
     graph G = {0};
@@ -401,6 +356,7 @@ int ildl_order_gmc_fill(int32_t n, const int64_t *rowptr, const int32_t *col, in
     if (!colour || !forbid || !seen || !queue) goto cleanup;
     int64_t hub_deg = (int64_t)HUB_AVG_FACTOR * ((G.ptr[n] + n - 1) / n);
     if (hub_deg < HUB_MIN_DEGREE) hub_deg = HUB_MIN_DEGREE;
+    if (!with_hubs) hub_deg = INT64_MAX;
     int32_t hubs = 0;
     for (int32_t v = 0; v < n; v++) {
         int hub = degree(&G, v) > hub_deg;
@@ -452,6 +408,25 @@ cleanup:
     graph_free(&G);
     free(colour); free(forbid); free(seen); free(queue); free(start);
     return st;
+}
+
+/* Plain GMC: distance 1, no hubs. Deterministic, linear time, and red-black on structured
+ * grids. A colour class is an independent set, so the lower triangle has at most (number of
+ * colours) level sets; after fill it has more (ildl_order_gmc_fill is the one that keeps them). */
+int ildl_order_gmc(int32_t n, const int64_t *rowptr, const int32_t *col, int32_t *perm)
+{
+    return colour_order(n, rowptr, col, 1, 0, perm, NULL, NULL);
+}
+
+/* Why distance l_f + 1: level-of-fill l_f joins i and j only through a path of at most l_f + 1
+ * edges whose inner vertices all come before both, so two vertices of one colour stay unjoined
+ * after fill (a path through a hub cannot join them: the hub comes after both), and every colour
+ * class is one level set: at most (colours + hubs) levels, where plain GMC loses its levels to
+ * the fill. Hubs: see HUB_MIN_DEGREE. */
+int ildl_order_gmc_fill(int32_t n, const int64_t *rowptr, const int32_t *col, int distance,
+                        int32_t *perm, int32_t *ncolours, int32_t *nhubs)
+{
+    return colour_order(n, rowptr, col, distance, 1, perm, ncolours, nhubs);
 }
 
 /* ---------------------------------------------------------------- AUTO */
