@@ -1,6 +1,8 @@
 /* order.c -- orderings of a symmetric graph, all returning perm[new] = old:
  * AMD and METIS nested dissection (fill), reverse Cuthill-McKee (bandwidth) and greedy
- * multicolouring (few level sets for the triangular solves and the level-scheduled factor). */
+ * multicolouring, plain (GMC) or at distance l_f + 1 so that its level sets survive the fill
+ * (GMC_FILL): few level sets for the triangular solves and the level-scheduled factor; and
+ * AUTO's rules, which choose among them. */
 #include "analyse/order.h"
 #include "blockildl.h"
 #include "core/util.h"
