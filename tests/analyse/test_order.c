@@ -360,32 +360,6 @@ static int32_t filled_depth(const ildl_csr *A, const int32_t *perm, int lf)
     return d;
 }
 
-/* The 7-point pattern of an m x m x m grid (values: a shifted Laplacian). */
-static void laplace3d(int32_t m, ildl_csr *A)
-{
-    int32_t n = m * m * m;
-    int64_t cap = 7 * (int64_t)n, t = 0;
-    int32_t *ti = malloc(sizeof(int32_t) * cap), *tj = malloc(sizeof(int32_t) * cap);
-    double *tv = malloc(sizeof(double) * cap);
-    assert_true(ti && tj && tv);
-    for (int32_t z = 0; z < m; z++)
-        for (int32_t y = 0; y < m; y++)
-            for (int32_t x = 0; x < m; x++) {
-                int32_t v = (z * m + y) * m + x;
-                const int32_t nb[6][3] = {{x - 1, y, z}, {x + 1, y, z}, {x, y - 1, z},
-                                          {x, y + 1, z}, {x, y, z - 1}, {x, y, z + 1}};
-                ti[t] = v; tj[t] = v; tv[t++] = 5.5;
-                for (int k = 0; k < 6; k++) {
-                    if (nb[k][0] < 0 || nb[k][0] >= m || nb[k][1] < 0 || nb[k][1] >= m || nb[k][2] < 0 ||
-                        nb[k][2] >= m)
-                        continue;
-                    ti[t] = v; tj[t] = (nb[k][2] * m + nb[k][1]) * m + nb[k][0]; tv[t++] = -1.0;
-                }
-            }
-    ildl_test_csr_from_triplets(n, t, ti, tj, tv, A);
-    free(ti); free(tj); free(tv);
-}
-
 /* GMC_FILL's promise: after level-of-fill lf the order has at most (colours + hubs) levels,
  * for lf = 0, 1, 2 (distance 1, 2, 3), where plain GMC loses its levels to the fill. */
 static void test_gmc_fill_levels(void **state)
@@ -393,7 +367,7 @@ static void test_gmc_fill_levels(void **state)
     (void)state;
     ildl_csr G[3] = {{0}}, A[3] = {{0}};
     ildl_test_laplace2d(30, 0.0, &G[0]);
-    laplace3d(10, &G[1]);
+    ildl_test_laplace3d(10, 0.0, &G[1]);
     ildl_test_random_sym(600, 6, 1.0, 0.0, 77, &G[2]);
     for (int g = 0; g < 3; g++) {
         shuffled(&G[g], 500 + g, &A[g]);
@@ -503,7 +477,7 @@ static void test_depth_fill1(void **state)
 {
     (void)state;
     ildl_csr G[4] = {{0}};
-    laplace3d(7, &G[0]);
+    ildl_test_laplace3d(7, 0.0, &G[0]);
     ildl_test_laplace2d(25, 0.0, &G[1]);
     ildl_test_random_sym(500, 5, 1.0, 0.0, 91, &G[2]);
     path_graph(300, 7, &G[3]);
@@ -531,9 +505,9 @@ static void test_auto_colour_rule(void **state)
 {
     (void)state;
     ildl_csr G[4] = {{0}};
-    laplace3d(12, &G[0]);          /* 1728 vertices: deep under AMD, few colours */
+    ildl_test_laplace3d(12, 0.0, &G[0]);          /* 1728 vertices: deep under AMD, few colours */
     ildl_test_laplace2d(40, 0.0, &G[1]);
-    laplace3d(8, &G[2]);           /* 512: too small */
+    ildl_test_laplace3d(8, 0.0, &G[2]);           /* 512: too small */
     path_graph(1500, 7, &G[3]);
     int switched = 0, kept = 0;
     for (int g = 0; g < 4; g++) {

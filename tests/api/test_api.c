@@ -201,6 +201,64 @@ static void test_solve_and_refactor(void **state)
     ildl_csr_free(&A);
 }
 
+/* One setup, factor and solve on the CPU backend with ordering `ordering`; returns the info,
+ * after asserting the true residual (computed here) meets tol. */
+static ildl_info solve_ordered(const ildl_csr *A, int ordering)
+{
+    int32_t n = A->n;
+    double *b = malloc(sizeof(double) * n), *x = calloc(n, sizeof(double)), *ones = malloc(sizeof(double) * n);
+    assert_true(b && x && ones);
+    for (int32_t i = 0; i < n; i++) ones[i] = 1.0;
+    ildl_csr_matvec(A, ones, b);
+    ildl_options o;
+    ildl_options_default(&o);
+    o.backend = ILDL_BACKEND_CPU;
+    o.ordering = ordering;
+    ildl_handle *h = NULL;
+    assert_int_equal(ildl_setup(n, A->rowptr, A->col, A->val, &o, &h), ILDL_SUCCESS);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    assert_int_equal(ildl_solve(h, b, x), ILDL_SUCCESS);
+    ildl_info info;
+    ildl_get_info(h, &info);
+    assert_true(true_residual(A, x, b) <= o.tol);
+    ildl_destroy(h);
+    free(b); free(x); free(ones);
+    return info;
+}
+
+/* Ordering GMC_FILL through the API: asked for, it is used and solves; AUTO takes it on a 3D
+ * grid large enough (>= 1000 blocks) with at most a quarter of AMD's levels, and keeps AMD on
+ * a small one; an ordering past the enum is refused. */
+static void test_gmc_fill_ordering(void **state)
+{
+    (void)state;
+    ildl_csr S, L;
+    ildl_test_laplace3d(12, 0.1, &S);  /* 1728 rows: a few dozen blocks */
+    ildl_test_laplace3d(36, 0.1, &L);  /* 46656 rows: over a thousand blocks */
+    ildl_info fs = solve_ordered(&S, ILDL_ORDER_GMC_FILL);
+    assert_int_equal(fs.ordering_used, ILDL_ORDER_GMC_FILL);
+    ildl_info as = solve_ordered(&S, ILDL_ORDER_AUTO);
+    assert_int_equal(as.ordering_used, ILDL_ORDER_AMD);
+    ildl_info al = solve_ordered(&L, ILDL_ORDER_AMD), ul = solve_ordered(&L, ILDL_ORDER_AUTO);
+    print_message("3D grid n %d: %d blocks; AMD %d levels, %d iterations; AUTO (%s) %d levels, %d iterations\n",
+                  (int)L.n, (int)ul.num_blocks, (int)al.num_levels, al.iterations,
+                  ul.ordering_used == ILDL_ORDER_GMC_FILL ? "GMC_FILL" : "other", (int)ul.num_levels, ul.iterations);
+    assert_true(ul.num_blocks >= 1000);
+    assert_int_equal(ul.ordering_used, ILDL_ORDER_GMC_FILL);
+    assert_true((int64_t)ul.num_levels * 4 <= al.num_levels);
+    /* an ordering past the enum: refused, with a message */
+    ildl_options o;
+    ildl_options_default(&o);
+    o.backend = ILDL_BACKEND_CPU;
+    o.ordering = ILDL_ORDER_GMC_FILL + 1;
+    ildl_handle *h = NULL;
+    assert_int_equal(ildl_setup(S.n, S.rowptr, S.col, S.val, &o, &h), ILDL_ERR_INVALID_OPTION);
+    assert_null(h);
+    assert_true(strlen(ildl_last_error(NULL)) > 0);
+    ildl_csr_free(&S);
+    ildl_csr_free(&L);
+}
+
 /* Full fill, no dropping: the preconditioner is exact and SQMR converges in <= 2 iterations. */
 static void test_exact_preconditioner(void **state)
 {
@@ -345,6 +403,7 @@ int main(void)
         cmocka_unit_test(test_call_order_and_untouched),
         cmocka_unit_test(test_solve_and_refactor),
         cmocka_unit_test(test_exact_preconditioner),
+        cmocka_unit_test(test_gmc_fill_ordering),
         cmocka_unit_test(test_precisions),
         cmocka_unit_test(test_cuda_request_without_gpu),
         cmocka_unit_test(test_cuda_warmup),

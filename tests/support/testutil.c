@@ -104,25 +104,32 @@ void ildl_test_random_sym(int32_t n, int deg, double dscale, double zero_diag, u
     free(ti); free(tj); free(tv);
 }
 
-void ildl_test_laplace2d(int32_t m, double shift, ildl_csr *A)
+/* The Laplacian of an m^dim grid (dim 2 or 3: 5 or 7 points), diagonal 2 dim - shift. */
+static void grid_laplacian(int dim, int32_t m, double shift, ildl_csr *A)
 {
-    int32_t n = m * m;
-    int64_t cap = 3 * (int64_t)n;
+    int32_t n = dim == 3 ? m * m * m : m * m, nz = dim == 3 ? m : 1;
+    int64_t cap = (dim + 1) * (int64_t)n;
     int32_t *ti = malloc(sizeof(int32_t) * (size_t)cap);
     int32_t *tj = malloc(sizeof(int32_t) * (size_t)cap);
     double *tv = malloc(sizeof(double) * (size_t)cap);
     assert(ti && tj && tv);
     int64_t k = 0;
-    for (int32_t y = 0; y < m; y++)
-        for (int32_t x = 0; x < m; x++) {
-            int32_t i = y * m + x;
-            ti[k] = i; tj[k] = i; tv[k] = 4.0 - shift; k++;
-            if (x + 1 < m) { ti[k] = i; tj[k] = i + 1; tv[k] = -1.0; k++; }
-            if (y + 1 < m) { ti[k] = i; tj[k] = i + m; tv[k] = -1.0; k++; }
-        }
+    for (int32_t z = 0; z < nz; z++)
+        for (int32_t y = 0; y < m; y++)
+            for (int32_t x = 0; x < m; x++) {
+                int32_t i = (z * m + y) * m + x;
+                ti[k] = i; tj[k] = i; tv[k] = 2.0 * dim - shift; k++;
+                if (x + 1 < m) { ti[k] = i; tj[k] = i + 1; tv[k] = -1.0; k++; }
+                if (y + 1 < m) { ti[k] = i; tj[k] = i + m; tv[k] = -1.0; k++; }
+                if (z + 1 < nz) { ti[k] = i; tj[k] = i + m * m; tv[k] = -1.0; k++; }
+            }
     ildl_test_csr_from_triplets(n, k, ti, tj, tv, A);
     free(ti); free(tj); free(tv);
 }
+
+void ildl_test_laplace2d(int32_t m, double shift, ildl_csr *A) { grid_laplacian(2, m, shift, A); }
+
+void ildl_test_laplace3d(int32_t m, double shift, ildl_csr *A) { grid_laplacian(3, m, shift, A); }
 
 double *ildl_test_dense(const ildl_csr *A)
 {

@@ -30,6 +30,9 @@ void ildl_test_random_sym(int32_t n, int deg, double dscale, double zero_diag, u
 /* 2D 5-point Laplacian on an m x m grid, shifted: diag = 4 - shift. */
 void ildl_test_laplace2d(int32_t m, double shift, ildl_csr *A);
 
+/* 3D 7-point Laplacian on an m x m x m grid, shifted: diag = 6 - shift. */
+void ildl_test_laplace3d(int32_t m, double shift, ildl_csr *A);
+
 /* Dense copy (n*n row-major, malloc'ed) of a CSR. */
 double *ildl_test_dense(const ildl_csr *A);
 
