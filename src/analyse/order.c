@@ -305,9 +305,7 @@ cleanup:
     return st;
 }
 
-/* ---------------------------------------------------------------- greedy multicolouring */
-
-/* ---------------------------------------------------------------- multicolouring that survives fill */
+/* ------------------------------------- greedy multicolouring: plain (GMC), or surviving the fill (GMC_FILL) */
 
 /* A vertex of more than max(HUB_MIN_DEGREE, HUB_AVG_FACTOR x the average degree) neighbours is a
  * hub: it is left out of the colouring and ordered last (see ildl_order_gmc_fill). */
