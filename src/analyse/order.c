@@ -4,6 +4,8 @@
  * (GMC_FILL): few level sets for the triangular solves and the level-scheduled factor; and
  * AUTO's rules, which choose among them. */
 #include "analyse/order.h"
+#include "analyse/fill.h"
+#include "analyse/levels.h"
 #include "blockildl.h"
 #include "core/util.h"
 #include <limits.h>
@@ -523,6 +525,45 @@ int32_t ildl_order_depth_fill1(int32_t n, const int64_t *rowptr, const int32_t *
     return depth;
 }
 
+/* Depth of the order perm after level-of-fill lf >= 2, by the analysis's own symbolic fill and
+ * level sets on the permuted graph (one vertex per block): what the analysis will find later.
+ * Returns -1 when out of memory. */
+static int32_t order_depth_fill(int32_t n, const int64_t *rowptr, const int32_t *col, const int32_t *perm,
+                                int lf)
+{
+    ildl_csr P = {0};
+    ildl_coarse C = {0};
+    ildl_levels L = {0};
+    int32_t depth = -1, *pinv = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    int32_t *bstart = ildl_malloc(sizeof(int32_t) * ((size_t)n + 1));
+    if (!pinv || !bstart || ildl_csr_alloc(n, rowptr[n], &P) != ILDL_SUCCESS) goto cleanup;
+    for (int32_t k = 0; k < n; k++) pinv[perm[k]] = k;
+    for (int32_t k = 0; k <= n; k++) bstart[k] = k;
+    /* the permuted pattern, rows sorted (the fill reads only the pattern; values stay zero) */
+    P.rowptr[0] = 0;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t v = perm[k];
+        int64_t q = P.rowptr[k];
+        for (int64_t p = rowptr[v]; p < rowptr[v + 1]; p++) P.col[q++] = pinv[col[p]];
+        P.rowptr[k + 1] = q;
+        for (int64_t a = P.rowptr[k] + 1; a < q; a++) /* insertion sort: block-graph rows are short */
+            for (int64_t b = a; b > P.rowptr[k] && P.col[b - 1] > P.col[b]; b--) {
+                int32_t t = P.col[b];
+                P.col[b] = P.col[b - 1];
+                P.col[b - 1] = t;
+            }
+    }
+    if (ildl_coarse_build(&P, n, bstart, lf, &C) == ILDL_SUCCESS && ildl_levels_compute(&C, &L) == ILDL_SUCCESS)
+        depth = L.nlevels;
+cleanup:
+    ildl_levels_free(&L);
+    ildl_coarse_free(&C);
+    ildl_csr_free(&P);
+    free(pinv);
+    free(bstart);
+    return depth;
+}
+
 int ildl_order_auto_colour_wanted(int32_t n, int fill_level)
 {
     return n >= AUTO_COLOUR_MIN_VERTICES && fill_level >= 0;
@@ -542,10 +583,13 @@ int ildl_order_auto_colour(int32_t n, const int64_t *rowptr, const int32_t *col,
         pre = &own;
     }
     double tp = ildl_wtime(); /* ILDL_SETUP_PROFILE lap */
-    /* the depth perm will have after the fill (exact at level 1; for higher levels, a lower
-     * bound, as is the depth without fill at level 0) */
-    int32_t depth = fill_level >= 1 ? ildl_order_depth_fill1(n, rowptr, col, perm, work)
-                                    : order_depth(n, rowptr, col, perm, work);
+    /* the depth perm will have after the fill: at level 0 the graph's own, at level 1 in linear
+     * time, above by the analysis's symbolic fill (if that runs out of memory, the level-1
+     * depth: a lower bound) */
+    int32_t depth = fill_level >= 2 ? order_depth_fill(n, rowptr, col, perm, fill_level) : -1;
+    if (depth < 0)
+        depth = fill_level >= 1 ? ildl_order_depth_fill1(n, rowptr, col, perm, work)
+                                : order_depth(n, rowptr, col, perm, work);
     if (pre->status == ILDL_SUCCESS && ((int64_t)pre->ncolours + pre->nhubs) * AUTO_COLOUR_GAIN <= depth) {
         memcpy(perm, pre->perm, sizeof(int32_t) * (size_t)n);
         if (used) *used = ILDL_ORDER_GMC_FILL;

@@ -514,39 +514,39 @@ static void test_auto_colour_rule(void **state)
         ildl_csr *A = &G[g];
         int32_t *amd = order_ok(A, ILDL_ORDER_AMD);
         int32_t *perm = malloc(sizeof(int32_t) * (size_t)A->n), *col = malloc(sizeof(int32_t) * (size_t)A->n);
-        int32_t ncol = 0, nhub = 0;
-        assert_true(perm && col);
-        memcpy(perm, amd, sizeof(int32_t) * (size_t)A->n);
-        int used = ILDL_ORDER_AMD;
-        assert_int_equal(ildl_order_auto_colour(A->n, A->rowptr, A->col, 1, NULL, perm, &used), ILDL_SUCCESS);
-        assert_int_equal(ildl_order_gmc_fill(A->n, A->rowptr, A->col, 2, col, &ncol, &nhub), ILDL_SUCCESS);
-        /* the same with the colouring computed ahead (as BR does, beside AMD) */
         int32_t *perm2 = malloc(sizeof(int32_t) * (size_t)A->n);
-        assert_non_null(perm2);
-        memcpy(perm2, amd, sizeof(int32_t) * (size_t)A->n);
-        ildl_colouring pre = {col, ncol, nhub, ILDL_SUCCESS};
-        int used2 = ILDL_ORDER_AMD;
-        assert_int_equal(ildl_order_auto_colour(A->n, A->rowptr, A->col, 1, &pre, perm2, &used2), ILDL_SUCCESS);
-        assert_int_equal(used2, used);
-        assert_memory_equal(perm2, perm, sizeof(int32_t) * (size_t)A->n);
-        free(perm2);
-        int32_t d_amd = filled_depth(A, amd, 1);
-        int expect = A->n >= 1000 && ((int64_t)ncol + nhub) * 4 <= d_amd;
-        print_message("graph %d: n %d, AMD %d levels after fill, GMC_FILL %d colours + %d hubs: %s\n", g,
-                      (int)A->n, (int)d_amd, (int)ncol, (int)nhub, used == ILDL_ORDER_GMC_FILL ? "colours" : "AMD");
-        if (expect) {
-            assert_int_equal(used, ILDL_ORDER_GMC_FILL);
-            assert_memory_equal(perm, col, sizeof(int32_t) * (size_t)A->n);
-            switched++;
-        } else {
-            assert_int_equal(used, ILDL_ORDER_AMD);
-            assert_memory_equal(perm, amd, sizeof(int32_t) * (size_t)A->n);
-            kept++;
+        assert_true(perm && col && perm2);
+        for (int lf = 1; lf <= 2; lf++) { /* level 1: the linear-time depth; 2: the symbolic fill */
+            int32_t ncol = 0, nhub = 0;
+            memcpy(perm, amd, sizeof(int32_t) * (size_t)A->n);
+            int used = ILDL_ORDER_AMD;
+            assert_int_equal(ildl_order_auto_colour(A->n, A->rowptr, A->col, lf, NULL, perm, &used), ILDL_SUCCESS);
+            assert_int_equal(ildl_order_gmc_fill(A->n, A->rowptr, A->col, lf + 1, col, &ncol, &nhub), ILDL_SUCCESS);
+            /* the same with the colouring computed ahead (as BR does, beside AMD) */
+            memcpy(perm2, amd, sizeof(int32_t) * (size_t)A->n);
+            ildl_colouring pre = {col, ncol, nhub, ILDL_SUCCESS};
+            int used2 = ILDL_ORDER_AMD;
+            assert_int_equal(ildl_order_auto_colour(A->n, A->rowptr, A->col, lf, &pre, perm2, &used2), ILDL_SUCCESS);
+            assert_int_equal(used2, used);
+            assert_memory_equal(perm2, perm, sizeof(int32_t) * (size_t)A->n);
+            int32_t d_amd = filled_depth(A, amd, lf);
+            int expect = A->n >= 1000 && ((int64_t)ncol + nhub) * 4 <= d_amd;
+            print_message("graph %d, l_f %d: n %d, AMD %d levels after fill, GMC_FILL %d colours + %d hubs: %s\n", g,
+                          lf, (int)A->n, (int)d_amd, (int)ncol, (int)nhub, used == ILDL_ORDER_GMC_FILL ? "colours" : "AMD");
+            if (expect) {
+                assert_int_equal(used, ILDL_ORDER_GMC_FILL);
+                assert_memory_equal(perm, col, sizeof(int32_t) * (size_t)A->n);
+                switched++;
+            } else {
+                assert_int_equal(used, ILDL_ORDER_AMD);
+                assert_memory_equal(perm, amd, sizeof(int32_t) * (size_t)A->n);
+                kept++;
+            }
         }
-        free(amd); free(perm); free(col);
+        free(amd); free(perm); free(perm2); free(col);
         ildl_csr_free(A);
     }
-    assert_true(switched >= 1 && kept >= 1);
+    assert_true(switched >= 2 && kept >= 2);
 }
 
 /* A path of n vertices (tridiagonal pattern) in the natural order or, with `stride` > 1,
