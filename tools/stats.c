@@ -1,5 +1,6 @@
 /* stats.c -- `ildl stats`: the blocking study of the paper's Fig. 1 / Table II. For levels of
- * fill 0..L and every strategy (RB, BR) x ordering (AMD, RCM, GMC, METIS) it prints the number of
+ * fill 0..L and every strategy (RB, BR) x ordering (AMD, RCM, GMC, METIS, and GMC_FILL, the
+ * colouring that keeps its levels after the fill, made anew for each level) it prints the number of
  * nonzero blocks, of level sets, the mean block size and the fill, and writes the same as an
  * SVG plot plus an SVG picture of the block pattern (default settings, l_f = 1). */
 #define _POSIX_C_SOURCE 200809L
@@ -21,21 +22,27 @@ typedef struct stat_row {
 } stat_row;
 
 static const char *strategy_name(int s) { return s == ILDL_BLOCKING_BR ? "BR" : "RB"; }
+/* The orderings of the study, in the order of its rows and plot colours. */
+static const int study_orderings[] = {ILDL_ORDER_AMD, ILDL_ORDER_RCM, ILDL_ORDER_GMC, ILDL_ORDER_METIS,
+                                      ILDL_ORDER_GMC_FILL};
+#define NSTUDY ((int)(sizeof study_orderings / sizeof study_orderings[0]))
+
 static const char *ordering_name(int o)
 {
-    static const char *names[] = {"AMD", "RCM", "GMC", "METIS", "natural"};
-    return (o >= 0 && o <= 4) ? names[o] : "?";
+    static const char *names[] = {"AMD", "RCM", "GMC", "METIS", "natural", "auto", "GMCF"};
+    return (o >= 0 && o <= 6) ? names[o] : "?";
 }
 
-/* Blocking of A for one strategy/ordering (threshold/max_bs as given). */
-static int make_blocking(const ildl_csr *A, int strategy, int ordering, int max_bs, double thr,
+/* Blocking of A for one strategy/ordering (threshold/max_bs as given; lf: the level of fill
+ * the ordering is for, which only GMC_FILL uses). */
+static int make_blocking(const ildl_csr *A, int strategy, int ordering, int lf, int max_bs, double thr,
                          ildl_blocking *blk)
 {
     if (strategy == ILDL_BLOCKING_BR)
-        return ildl_block_br(A, ordering, 1, NULL, max_bs, thr, 0.9, blk);
+        return ildl_block_br(A, ordering, lf, NULL, max_bs, thr, 0.9, blk);
     int32_t *order = malloc(sizeof(int32_t) * (size_t)A->n);
     if (!order) return ILDL_ERR_OUT_OF_MEMORY;
-    int st = ildl_order_graph(A->n, A->rowptr, A->col, ordering, 1, order, NULL, NULL, 0);
+    int st = ildl_order_graph(A->n, A->rowptr, A->col, ordering, lf, order, NULL, NULL, 0);
     if (!st) st = ildl_block_rb(A, order, NULL, max_bs, thr, blk);
     free(order);
     return st;
@@ -58,7 +65,7 @@ static void write_plot(const char *path, const stat_row *rows, int nrows, int ma
 {
     FILE *f = fopen(path, "w");
     if (!f) { fprintf(stderr, "ildl stats: cannot write %s\n", path); return; }
-    const char *colour[] = {"#d62728", "#2ca02c", "#1f77b4", "#9467bd"};
+    const char *colour[NSTUDY] = {"#d62728", "#2ca02c", "#1f77b4", "#9467bd", "#ff7f0e"};
     double ymax = 1;
     for (int k = 0; k < nrows; k++) {
         if (rows[k].tiles > ymax) ymax = (double)rows[k].tiles;
@@ -79,12 +86,12 @@ static void write_plot(const char *path, const stat_row *rows, int nrows, int ma
             fprintf(f, "<line x1='%d' x2='%d' y1='%.1f' y2='%.1f' stroke='#ccc'/><text x='%d' y='%.1f' text-anchor='end'>%g</text>\n",
                     x0, x0 + pw, ty, ty, x0 - 4, ty + 4, t);
         }
-        for (int o = 0; o < 4; o++)
+        for (int oi = 0; oi < NSTUDY; oi++)
             for (int which = 0; which < 2; which++) {
-                fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='2'%s points='", colour[o],
+                fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='2'%s points='", colour[oi],
                         which ? " stroke-dasharray='5,4'" : "");
                 for (int k = 0; k < nrows; k++) {
-                    if (rows[k].strategy != s || rows[k].ordering != o) continue;
+                    if (rows[k].strategy != s || rows[k].ordering != study_orderings[oi]) continue;
                     double v = which ? rows[k].levels : (double)rows[k].tiles;
                     double lx = x0 + (double)rows[k].lf * pw / (maxlf > 0 ? maxlf : 1);
                     double ly = y0 + ph - ph * (v > 1 ? __builtin_log(v) : 0) / __builtin_log(ymax > 1 ? ymax : 2);
@@ -93,8 +100,9 @@ static void write_plot(const char *path, const stat_row *rows, int nrows, int ma
                 fprintf(f, "'/>\n");
             }
     }
-    for (int o = 0; o < 4; o++)
-        fprintf(f, "<text x='%d' y='%d' fill='%s'>%s</text>\n", 60 + o * 80, H - 8, colour[o], ordering_name(o));
+    for (int oi = 0; oi < NSTUDY; oi++)
+        fprintf(f, "<text x='%d' y='%d' fill='%s'>%s</text>\n", 60 + oi * 80, H - 8, colour[oi],
+                ordering_name(study_orderings[oi]));
     fprintf(f, "</svg>\n");
     fclose(f);
 }
@@ -134,19 +142,35 @@ int ildl_stats_run(const ildl_csr *A, const char *name, int maxlf, int max_bs, d
                    const char *prefix)
 {
     int nrows = 0, st = ILDL_SUCCESS;
-    stat_row *rows = calloc((size_t)2 * 4 * (maxlf + 1), sizeof(stat_row));
+    stat_row *rows = calloc((size_t)2 * NSTUDY * (maxlf + 1), sizeof(stat_row));
     if (!rows) return ILDL_ERR_OUT_OF_MEMORY;
     int64_t nnz_upper = (A->rowptr[A->n] + A->n) / 2;
     printf("%-8s %-6s %3s %8s %8s %9s %8s\n", "strategy", "order", "lf", "blocks", "levels", "mean bs", "fill");
     for (int s = ILDL_BLOCKING_RB; s <= ILDL_BLOCKING_BR; s++)
-        for (int o = ILDL_ORDER_AMD; o <= ILDL_ORDER_METIS; o++) {
+        for (int oi = 0; oi < NSTUDY; oi++) {
+            int o = study_orderings[oi], per_lf = o == ILDL_ORDER_GMC_FILL; /* its order depends on l_f */
             ildl_blocking blk;
-            memset(&blk, 0, sizeof blk);
-            st = make_blocking(A, s, o, max_bs, thr, &blk);
-            if (st) { fprintf(stderr, "ildl stats: blocking %s/%s failed (%d)\n", strategy_name(s), ordering_name(o), st); continue; }
             ildl_csr Ap;
-            st = ildl_csr_permute(A, blk.perm, &Ap);
+            memset(&blk, 0, sizeof blk);
+            memset(&Ap, 0, sizeof Ap);
             for (int lf = 0; lf <= maxlf && !st; lf++) {
+                if (lf == 0 || per_lf) {
+                    ildl_csr_free(&Ap);
+                    ildl_blocking_free(&blk);
+                    int bst = make_blocking(A, s, o, per_lf ? lf : 1, max_bs, thr, &blk);
+                    if (bst == ILDL_ERR_NOT_SUPPORTED && per_lf) { /* its searches' budget: from here on, none */
+                        fprintf(stderr, "ildl stats: %s/%s at l_f %d: not supported (the colouring's "
+                                "neighbourhoods are too large)\n", strategy_name(s), ordering_name(o), lf);
+                        break;
+                    }
+                    if (bst) {
+                        fprintf(stderr, "ildl stats: blocking %s/%s failed (%d)\n", strategy_name(s), ordering_name(o), bst);
+                        st = bst;
+                        break;
+                    }
+                    st = ildl_csr_permute(A, blk.perm, &Ap);
+                    if (st) break;
+                }
                 ildl_coarse C;
                 ildl_levels L;
                 memset(&C, 0, sizeof C);
@@ -173,6 +197,7 @@ int ildl_stats_run(const ildl_csr *A, const char *name, int maxlf, int max_bs, d
             }
             ildl_csr_free(&Ap);
             ildl_blocking_free(&blk);
+            if (st) break;
         }
     if (prefix) {
         char path[4096], title[512];
