@@ -536,22 +536,19 @@ static int32_t order_depth_fill(int32_t n, const int64_t *rowptr, const int32_t 
     ildl_levels L = {0};
     int32_t depth = -1, *pinv = ildl_malloc(sizeof(int32_t) * (size_t)n);
     int32_t *bstart = ildl_malloc(sizeof(int32_t) * ((size_t)n + 1));
-    if (!pinv || !bstart || ildl_csr_alloc(n, rowptr[n], &P) != ILDL_SUCCESS) goto cleanup;
+    int64_t *next = ildl_malloc(sizeof(int64_t) * (size_t)n);
+    if (!pinv || !bstart || !next || ildl_csr_alloc(n, rowptr[n], &P) != ILDL_SUCCESS) goto cleanup;
     for (int32_t k = 0; k < n; k++) pinv[perm[k]] = k;
     for (int32_t k = 0; k <= n; k++) bstart[k] = k;
-    /* the permuted pattern, rows sorted (the fill reads only the pattern; values stay zero) */
+    /* the permuted pattern with sorted rows, without sorting: the pattern is symmetric, so
+     * walking the new columns j in order and adding j to the row of each neighbour of perm[j]
+     * fills every row in ascending order (the fill reads only the pattern; values unused) */
     P.rowptr[0] = 0;
-    for (int32_t k = 0; k < n; k++) {
-        int32_t v = perm[k];
-        int64_t q = P.rowptr[k];
-        for (int64_t p = rowptr[v]; p < rowptr[v + 1]; p++) P.col[q++] = pinv[col[p]];
-        P.rowptr[k + 1] = q;
-        for (int64_t a = P.rowptr[k] + 1; a < q; a++) /* insertion sort: block-graph rows are short */
-            for (int64_t b = a; b > P.rowptr[k] && P.col[b - 1] > P.col[b]; b--) {
-                int32_t t = P.col[b];
-                P.col[b] = P.col[b - 1];
-                P.col[b - 1] = t;
-            }
+    for (int32_t k = 0; k < n; k++) P.rowptr[k + 1] = P.rowptr[k] + (rowptr[perm[k] + 1] - rowptr[perm[k]]);
+    for (int32_t k = 0; k < n; k++) next[k] = P.rowptr[k];
+    for (int32_t j = 0; j < n; j++) {
+        int32_t v = perm[j];
+        for (int64_t p = rowptr[v]; p < rowptr[v + 1]; p++) P.col[next[pinv[col[p]]]++] = j;
     }
     if (ildl_coarse_build(&P, n, bstart, lf, &C) == ILDL_SUCCESS && ildl_levels_compute(&C, &L) == ILDL_SUCCESS)
         depth = L.nlevels;
@@ -559,8 +556,7 @@ cleanup:
     ildl_levels_free(&L);
     ildl_coarse_free(&C);
     ildl_csr_free(&P);
-    free(pinv);
-    free(bstart);
+    free(pinv); free(bstart); free(next);
     return depth;
 }
 
