@@ -22,9 +22,9 @@
 /* ---------------------------------------------------------------- shared checks */
 
 /* ILDL_SUCCESS if the common arguments are usable, else ILDL_ERR_INVALID_OPTION. */
-static int check_common(const ildl_csr *A, int max_bs, double threshold, const ildl_blocking *out)
+static int check_common(const ildl_csr *A, int max_bs, double threshold)
 {
-    if (!A || !out || A->n <= 0 || !A->rowptr || (A->rowptr[A->n] > 0 && !A->col))
+    if (!A || A->n <= 0 || !A->rowptr || (A->rowptr[A->n] > 0 && !A->col))
         return ILDL_ERR_INVALID_OPTION;
     if (max_bs < 1 || max_bs > BLOCK_MAX_BS) return ILDL_ERR_INVALID_OPTION;
     if (!(threshold >= 0.0 && threshold <= 1.0)) return ILDL_ERR_INVALID_OPTION; /* NaN too */
@@ -95,7 +95,8 @@ int ildl_block_rb(const ildl_csr *A, const int32_t *order, const int32_t *pair, 
 {
     int32_t *mark = NULL, *bstart = NULL;
     if (out) memset(out, 0, sizeof *out);
-    int st = check_common(A, max_bs, threshold, out);
+    if (!out) return ILDL_ERR_INVALID_OPTION;
+    int st = check_common(A, max_bs, threshold);
     if (st) return st;
     int32_t n = A->n;
     if (!order || !pair_valid(n, pair)) return ILDL_ERR_INVALID_OPTION;
@@ -527,10 +528,8 @@ static int br_units(const groups *lv, int k, int32_t v, int32_t *u, int32_t *nu)
 /* The rows of every vertex of the final graph (level K, nc vertices): vertex v's rows at
  * rows[voff[v]..voff[v+1]) (voff: prefix sums of the weights = rows), its units by ascending
  * number (units are numbered by their first row, so rows ascend), a pair's second row right
- * after its first (lv[0] lists each unit's rows so). Independent of the ordering of the final
- * graph, so it runs while that ordering is computed: an orphaned loop, shared by the threads
- * of the caller's parallel region (dynamic, so a thread busy elsewhere is not waited for).
- * *bad (shared, 0 before) becomes 1 if a vertex holds more than BLOCK_MAX_BS units (an
+ * after its first (lv[0] lists each unit's rows so): an orphaned loop, shared by the
+ * threads of the caller's parallel region. *bad (shared, 0 before) becomes 1 if a vertex holds more than BLOCK_MAX_BS units (an
  * internal error). */
 static void br_vertex_rows(const groups *lv, int K, int32_t nc, const int32_t *voff,
                            int32_t *rows, int *bad)
@@ -659,24 +658,18 @@ static int br_units_level(int32_t n, const int32_t *pair, int32_t *umap, groups 
     return st;
 }
 
-int ildl_block_br(const ildl_csr *A, int ordering, int fill_level, const int32_t *pair, int max_bs,
-                  double threshold, double decay, ildl_blocking *out)
+/* BR's merging levels on A: the final coarse graph *G (allocated here) and the groups of
+ * every merging level lv[0..*K] (lv[0]: the units; the caller frees them with groups_free). */
+static int br_coarsen_levels(const ildl_csr *A, const int32_t *pair, int max_bs, double threshold,
+                             double decay, bgraph *G, groups lv[BR_MAX_LEVELS + 1], int *K)
 {
-    bgraph G = {0}, C = {0};
-    groups lv[BR_MAX_LEVELS + 1], M = {0};
-    int32_t *umap = NULL, *gmap = NULL, *operm = NULL, *voff = NULL, *rows = NULL;
-    int used = ordering, K = 0; /* K: merging levels so far; lv[0..K] are in use */
-    char msg[256];
-    memset(lv, 0, sizeof lv);
-    if (out) memset(out, 0, sizeof *out);
-    int st = check_common(A, max_bs, threshold, out);
-    if (st) return st;
-    int32_t n = A->n;
-    if (!(decay >= 0.0 && decay <= 1.0) || !pair_valid(n, pair)) return ILDL_ERR_INVALID_OPTION;
-    if (max_bs < 2) pair = NULL; /* a pair cannot share a block of one row */
+    bgraph C = {0};
+    groups M = {0};
+    int32_t n = A->n, *umap = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    int32_t *gmap = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    int st = ILDL_SUCCESS;
     double tp = ildl_wtime(); /* ILDL_SETUP_PROFILE laps */
-    umap = ildl_malloc(sizeof(int32_t) * (size_t)n);
-    gmap = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    *K = 0;
     if (!umap || !gmap) {
         st = ILDL_ERR_OUT_OF_MEMORY;
         goto cleanup;
@@ -685,9 +678,9 @@ int ildl_block_br(const ildl_csr *A, int ordering, int fill_level, const int32_t
     st = br_units_level(n, pair, umap, &lv[0]);
     if (st) goto cleanup;
     ildl_profile_lap(&tp, "BR units");
-    st = bgraph_coarsen(n, A->rowptr, A->col, NULL, umap, &lv[0], &G);
+    st = bgraph_coarsen(n, A->rowptr, A->col, NULL, umap, &lv[0], G);
     if (st) goto cleanup;
-    ildl_profile_lap(&tp, "BR units graph (n %d)", (int)G.n);
+    ildl_profile_lap(&tp, "BR units graph (n %d)", (int)G->n);
 
     /* Threshold schedule (paper Sec. III-A: start at `threshold`, times decay per level).
      * The threshold is lowered after every level, also after one that merged nothing:
@@ -703,25 +696,25 @@ int ildl_block_br(const ildl_csr *A, int ordering, int fill_level, const int32_t
     double t = threshold, floor_t = fmin(threshold, BR_MIN_THRESHOLD);
     for (int level = 0; level < BR_MAX_LEVELS; level++) {
         double below = -1.0;
-        st = br_group(&G, t, max_bs, br_dense_limit(G.n), gmap, &M, &below);
+        st = br_group(G, t, max_bs, br_dense_limit(G->n), gmap, &M, &below);
         if (st) goto cleanup;
-        ildl_profile_lap(&tp, "BR group level %d (n %d -> %d)", level, (int)G.n, (int)M.ng);
-        int32_t merged = G.n - M.ng, prev = G.n;
+        ildl_profile_lap(&tp, "BR group level %d (n %d -> %d)", level, (int)G->n, (int)M.ng);
+        int32_t merged = G->n - M.ng, prev = G->n;
         if (merged > 0) {
-            st = bgraph_coarsen(G.n, G.p, G.i, G.w, gmap, &M, &C);
+            st = bgraph_coarsen(G->n, G->p, G->i, G->w, gmap, &M, &C);
             if (st) goto cleanup;
             ildl_profile_lap(&tp, "BR coarsen level %d", level);
-            bgraph_free(&G);
-            G = C;
+            bgraph_free(G);
+            *G = C;
             memset(&C, 0, sizeof C);
-            lv[++K] = M;
+            lv[++*K] = M;
         } else {
             groups_free(&M);
             if (decay >= 1.0 || t <= floor_t || below < floor_t)
                 break; /* no allowed threshold merges anything more */
         }
         memset(&M, 0, sizeof M);
-        if ((double)G.n * BR_FULL * max_bs <= (double)n) break; /* blocks near max_bs */
+        if ((double)G->n * BR_FULL * max_bs <= (double)n) break; /* blocks near max_bs */
         if (t <= floor_t && (int64_t)merged * 100 < (int64_t)prev) break; /* stalled */
         double tn = fmax(t * decay, floor_t);
         while (merged == 0 && tn > below && tn > floor_t) {
@@ -731,64 +724,130 @@ int ildl_block_br(const ildl_csr *A, int ordering, int fill_level, const int32_t
         t = tn;
     }
 
-    operm = ildl_malloc(sizeof(int32_t) * (size_t)G.n);
-    voff = ildl_malloc(sizeof(int32_t) * ((size_t)G.n + 1));
-    rows = ildl_malloc(sizeof(int32_t) * (size_t)n);
-    if (!operm || !voff || !rows) {
-        st = ILDL_ERR_OUT_OF_MEMORY;
-        goto cleanup;
-    }
-    voff[0] = 0;
-    for (int32_t v = 0; v < G.n; v++) voff[v + 1] = voff[v] + G.w[v];
-    /* The ordering (AMD: sequential library code) only orders whole vertices, so the other
-     * threads list every vertex's rows meanwhile; one thread orders, then joins them. */
-    int bad = 0;
-    /* BR orders the block graph, so AUTO may colour it (ildl_order_auto_colour): the colouring
-     * is a task beside AMD, taken by a thread done with the vertex rows */
-    ildl_colouring pre = {0};
-    int colour = ordering == ILDL_ORDER_AUTO && ildl_order_auto_colour_wanted(G.n, fill_level);
-    if (colour) {
-        pre.perm = ildl_malloc(sizeof(int32_t) * (size_t)G.n);
-        colour = pre.perm != NULL; /* else the rule computes it itself, or gives up */
-    }
-#pragma omp parallel
-    {
-#pragma omp single nowait
-        {
-            if (colour) {
-#pragma omp task shared(G, pre)
-                pre.status = ildl_order_gmc_fill(G.n, G.p, G.i, fill_level + 1, pre.perm, &pre.ncolours,
-                                                 &pre.nhubs);
-            }
-            st = ildl_order_graph(G.n, G.p, G.i, ordering, fill_level, operm, &used, msg, sizeof msg);
-#pragma omp taskwait
-            if (!st && ordering == ILDL_ORDER_AUTO)
-                st = ildl_order_auto_colour(G.n, G.p, G.i, fill_level, colour ? &pre : NULL, operm, &used);
-        }
-        br_vertex_rows(lv, K, G.n, voff, rows, &bad);
-    }
-    free(pre.perm);
-    if (st) goto cleanup;
-    if (bad) {
-        st = ILDL_ERR_INTERNAL;
-        goto cleanup;
-    }
-    ildl_profile_lap(&tp, "BR order (n %d, nnz %lld) || vertex rows", (int)G.n,
-                     (long long)G.p[G.n]);
-    st = br_expand(n, G.n, G.w, operm, voff, rows, out);
-    if (!st) out->ordering_used = used;
-    ildl_profile_lap(&tp, "BR expand");
-
 cleanup:
-    bgraph_free(&G);
     bgraph_free(&C);
     groups_free(&M);
-    for (int k = 0; k <= K; k++) groups_free(&lv[k]);
     free(umap);
     free(gmap);
-    free(operm);
-    free(voff);
-    free(rows);
+    return st;
+}
+
+/* Checks shared by the BR entry points. */
+static int br_check(const ildl_csr *A, const int32_t *pair, int max_bs, double threshold,
+                    double decay)
+{
+    int st = check_common(A, max_bs, threshold);
+    if (st) return st;
+    if (!(decay >= 0.0 && decay <= 1.0) || !pair_valid(A->n, pair)) return ILDL_ERR_INVALID_OPTION;
+    return ILDL_SUCCESS;
+}
+
+/* The rows of every vertex of G (voff[G->n + 1], rows[n], allocated here) by one parallel
+ * region of its own. */
+static int br_rows_alone(const groups *lv, int K, const bgraph *G, int32_t n, int32_t **voff,
+                         int32_t **rows)
+{
+    int bad = 0;
+    *voff = ildl_malloc(sizeof(int32_t) * ((size_t)G->n + 1));
+    *rows = ildl_malloc(sizeof(int32_t) * ((size_t)n > 0 ? (size_t)n : 1));
+    if (!*voff || !*rows) return ILDL_ERR_OUT_OF_MEMORY;
+    (*voff)[0] = 0;
+    for (int32_t v = 0; v < G->n; v++) (*voff)[v + 1] = (*voff)[v] + G->w[v];
+#pragma omp parallel
+    br_vertex_rows(lv, K, G->n, *voff, *rows, &bad);
+    return bad ? ILDL_ERR_INTERNAL : ILDL_SUCCESS;
+}
+
+int ildl_block_br_graph(const ildl_csr *A, const int32_t *pair, int max_bs, double threshold,
+                        double decay, ildl_br_graph *g)
+{
+    bgraph G = {0};
+    groups lv[BR_MAX_LEVELS + 1];
+    int K = 0;
+    memset(lv, 0, sizeof lv);
+    if (!g) return ILDL_ERR_INVALID_OPTION;
+    memset(g, 0, sizeof *g);
+    int st = br_check(A, pair, max_bs, threshold, decay);
+    if (st) return st;
+    if (max_bs < 2) pair = NULL; /* a pair cannot share a block of one row */
+    st = br_coarsen_levels(A, pair, max_bs, threshold, decay, &G, lv, &K);
+    if (!st) st = br_rows_alone(lv, K, &G, A->n, &g->voff, &g->rows);
+    for (int k = 0; k <= K; k++) groups_free(&lv[k]);
+    g->n = A->n;
+    g->nv = G.n;
+    g->p = G.p;
+    g->i = G.i;
+    g->w = G.w;
+    if (st) ildl_br_graph_free(g);
+    return st;
+}
+
+int ildl_block_br_expand(const ildl_br_graph *g, const int32_t *operm, int used, ildl_blocking *out)
+{
+    memset(out, 0, sizeof *out);
+    int st = br_expand(g->n, g->nv, g->w, operm, g->voff, g->rows, out);
     if (st) ildl_blocking_free(out);
+    else out->ordering_used = used;
+    return st;
+}
+
+void ildl_br_graph_free(ildl_br_graph *g)
+{
+    if (!g) return;
+    free(g->p);
+    free(g->i);
+    free(g->w);
+    free(g->voff);
+    free(g->rows);
+    memset(g, 0, sizeof *g);
+}
+
+int ildl_block_br_order(const ildl_br_graph *g, int ordering, int fill_level, ildl_blocking *out,
+                        char *msg, size_t msglen)
+{
+    int used = ordering, st;
+    memset(out, 0, sizeof *out);
+    double tp = ildl_wtime(); /* ILDL_SETUP_PROFILE laps */
+    int32_t *operm = ildl_malloc(sizeof(int32_t) * ((size_t)g->nv > 0 ? (size_t)g->nv : 1));
+    if (!operm) return ILDL_ERR_OUT_OF_MEMORY;
+    /* BR orders the block graph, so AUTO may colour it (ildl_order_auto_colour): the colouring
+     * is a task beside AMD (sequential library code), taken by another thread */
+    ildl_colouring pre = {0};
+    int colour = ordering == ILDL_ORDER_AUTO && ildl_order_auto_colour_wanted(g->nv, fill_level);
+    if (colour) {
+        pre.perm = ildl_malloc(sizeof(int32_t) * (size_t)g->nv);
+        colour = pre.perm != NULL; /* else the rule computes it itself, or gives up */
+    }
+#pragma omp parallel if (colour)
+#pragma omp single
+    {
+        if (colour) {
+#pragma omp task shared(pre)
+            pre.status = ildl_order_gmc_fill(g->nv, g->p, g->i, fill_level + 1, pre.perm, &pre.ncolours,
+                                             &pre.nhubs);
+        }
+        st = ildl_order_graph(g->nv, g->p, g->i, ordering, fill_level, operm, &used, msg, msglen);
+#pragma omp taskwait
+        if (!st && ordering == ILDL_ORDER_AUTO)
+            st = ildl_order_auto_colour(g->nv, g->p, g->i, fill_level, colour ? &pre : NULL, operm, &used);
+    }
+    free(pre.perm);
+    ildl_profile_lap(&tp, "BR order (n %d, nnz %lld)", (int)g->nv, (long long)g->p[g->nv]);
+    if (!st) st = ildl_block_br_expand(g, operm, used, out);
+    ildl_profile_lap(&tp, "BR expand");
+    free(operm);
+    return st;
+}
+
+int ildl_block_br(const ildl_csr *A, int ordering, int fill_level, const int32_t *pair, int max_bs,
+                  double threshold, double decay, ildl_blocking *out)
+{
+    ildl_br_graph g;
+    char msg[256];
+    if (!out) return ILDL_ERR_INVALID_OPTION;
+    memset(out, 0, sizeof *out);
+    int st = ildl_block_br_graph(A, pair, max_bs, threshold, decay, &g);
+    if (!st) st = ildl_block_br_order(&g, ordering, fill_level, out, msg, sizeof msg);
+    ildl_br_graph_free(&g);
     return st;
 }

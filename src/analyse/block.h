@@ -2,6 +2,7 @@
  * diagonal blocks of at most max_bs (<= 32) rows, strategies RB and BR (paper Sec. III-A). */
 #ifndef ILDL_ANALYSE_BLOCK_H
 #define ILDL_ANALYSE_BLOCK_H
+#include <stddef.h>
 #include "core/csr.h"
 
 typedef struct ildl_blocking {
@@ -29,6 +30,30 @@ int ildl_block_rb(const ildl_csr *A, const int32_t *order, const int32_t *pair, 
  * rows of one block are contiguous. */
 int ildl_block_br(const ildl_csr *A, int ordering, int fill_level, const int32_t *pair, int max_bs,
                   double threshold, double decay, ildl_blocking *out);
+
+/* BR in two steps, for a caller that orders the coarse graph itself (the analysis, when AUTO
+ * speculates on its colouring): the coarse graph with the rows of each vertex, then the
+ * blocking of an order of its vertices. ildl_block_br is the two around ildl_order_graph. */
+typedef struct ildl_br_graph {
+    int32_t n;            /* rows of A */
+    int32_t nv;           /* vertices: the blocks to be */
+    int64_t *p;           /* [nv+1] symmetric pattern with self loops, sorted rows */
+    int32_t *i;           /* [p[nv]] */
+    int32_t *w;           /* [nv] rows per vertex */
+    int32_t *voff, *rows; /* vertex v's rows: rows[voff[v] .. voff[v+1]) */
+} ildl_br_graph;
+
+/* The coarse graph of BR (arguments as ildl_block_br) into *g (allocated here). */
+int ildl_block_br_graph(const ildl_csr *A, const int32_t *pair, int max_bs, double threshold,
+                        double decay, ildl_br_graph *g);
+/* The blocking of g's vertices in the order operm (vertex operm[k] is block k); used: the
+ * ordering method to record. ILDL_SUCCESS or ILDL_ERR_OUT_OF_MEMORY. */
+int ildl_block_br_expand(const ildl_br_graph *g, const int32_t *operm, int used, ildl_blocking *out);
+/* Order g's vertices with `ordering` (as ildl_block_br) and expand: the blocking into *out;
+ * msg set on failure. */
+int ildl_block_br_order(const ildl_br_graph *g, int ordering, int fill_level, ildl_blocking *out,
+                        char *msg, size_t msglen);
+void ildl_br_graph_free(ildl_br_graph *g);
 
 void ildl_blocking_free(ildl_blocking *b);
 

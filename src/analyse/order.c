@@ -565,34 +565,47 @@ int ildl_order_auto_colour_wanted(int32_t n, int fill_level)
     return n >= AUTO_COLOUR_MIN_VERTICES && fill_level >= 0;
 }
 
+int32_t ildl_order_depth_after_fill(int32_t n, const int64_t *rowptr, const int32_t *col,
+                                    const int32_t *perm, int fill_level)
+{
+    /* at level 0 the graph's own depth, at level 1 in linear time, above by the analysis's
+     * symbolic fill (if that runs out of memory, the level-1 depth: a lower bound) */
+    int32_t depth = fill_level >= 2 ? order_depth_fill(n, rowptr, col, perm, fill_level) : -1;
+    if (depth >= 0) return depth;
+    int32_t *work = ildl_malloc(sizeof(int32_t) * 3 * ((size_t)n > 0 ? (size_t)n : 1));
+    if (!work) return -1;
+    depth = fill_level >= 1 ? ildl_order_depth_fill1(n, rowptr, col, perm, work)
+                            : order_depth(n, rowptr, col, perm, work);
+    free(work);
+    return depth;
+}
+
+int ildl_order_auto_prefers_colouring(const ildl_colouring *c, int32_t depth)
+{
+    return c->status == ILDL_SUCCESS && ((int64_t)c->ncolours + c->nhubs) * AUTO_COLOUR_GAIN <= depth;
+}
+
 int ildl_order_auto_colour(int32_t n, const int64_t *rowptr, const int32_t *col, int fill_level,
                            const ildl_colouring *pre, int32_t *perm, int *used)
 {
     if (!ildl_order_auto_colour_wanted(n, fill_level)) return ILDL_SUCCESS;
-    int32_t *work = ildl_malloc(sizeof(int32_t) * (pre ? 3 : 4) * (size_t)n);
-    if (!work) return ILDL_SUCCESS; /* no room to compare: the order stands */
     ildl_colouring own = {0};
     if (!pre) { /* computed here: like METIS in order_auto, only a possible improvement, so
                  * whatever stops it (its work budget, memory) leaves the order standing */
-        own.perm = work + 3 * (size_t)n;
+        own.perm = ildl_malloc(sizeof(int32_t) * (size_t)n);
+        if (!own.perm) return ILDL_SUCCESS; /* no room to compare: the order stands */
         own.status = ildl_order_gmc_fill(n, rowptr, col, fill_level + 1, own.perm, &own.ncolours, &own.nhubs);
         pre = &own;
     }
     double tp = ildl_wtime(); /* ILDL_SETUP_PROFILE lap */
-    /* the depth perm will have after the fill: at level 0 the graph's own, at level 1 in linear
-     * time, above by the analysis's symbolic fill (if that runs out of memory, the level-1
-     * depth: a lower bound) */
-    int32_t depth = fill_level >= 2 ? order_depth_fill(n, rowptr, col, perm, fill_level) : -1;
-    if (depth < 0)
-        depth = fill_level >= 1 ? ildl_order_depth_fill1(n, rowptr, col, perm, work)
-                                : order_depth(n, rowptr, col, perm, work);
-    if (pre->status == ILDL_SUCCESS && ((int64_t)pre->ncolours + pre->nhubs) * AUTO_COLOUR_GAIN <= depth) {
+    int32_t depth = ildl_order_depth_after_fill(n, rowptr, col, perm, fill_level);
+    if (ildl_order_auto_prefers_colouring(pre, depth)) {
         memcpy(perm, pre->perm, sizeof(int32_t) * (size_t)n);
         if (used) *used = ILDL_ORDER_GMC_FILL;
     }
     ildl_profile_lap(&tp, "AUTO colouring rule (depth %d, colours %d + hubs %d)", (int)depth,
                      (int)pre->ncolours, (int)pre->nhubs);
-    free(work);
+    free(own.perm);
     return ILDL_SUCCESS;
 }
 

@@ -40,6 +40,14 @@ int32_t ildl_order_depth_fill1(int32_t n, const int64_t *rowptr, const int32_t *
 /* 1 if AUTO's colouring rule applies to a block graph of n vertices at this fill level. */
 int ildl_order_auto_colour_wanted(int32_t n, int fill_level);
 
+/* The depth perm gives (n, rowptr, col) after level-of-fill fill_level: the levels the
+ * analysis will find when the graph is the block graph (-1 when out of memory). */
+int32_t ildl_order_depth_after_fill(int32_t n, const int64_t *rowptr, const int32_t *col,
+                                    const int32_t *perm, int fill_level);
+
+/* 1 if AUTO's rule takes colouring c over an order of the given depth after the fill. */
+int ildl_order_auto_prefers_colouring(const ildl_colouring *c, int32_t depth);
+
 /* AUTO's rule for block graphs (BR blocking orders the coarse graph, whose level-of-fill the
  * levels come from): replace perm, AUTO's AMD or METIS order, by GMC_FILL's (*used set) when
  * the graph has at least 1000 vertices and the colouring bounds the levels by at most a quarter

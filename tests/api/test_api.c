@@ -201,9 +201,10 @@ static void test_solve_and_refactor(void **state)
     ildl_csr_free(&A);
 }
 
-/* One setup, factor and solve on the CPU backend with ordering `ordering`; returns the info,
- * after asserting the true residual (computed here) meets tol. */
-static ildl_info solve_ordered(const ildl_csr *A, int ordering)
+/* One setup, factor and solve on the CPU backend with ordering `ordering` on `threads` threads
+ * (0: OpenMP's default); returns the info, after asserting the true residual (computed here)
+ * meets tol; x (malloc'ed) into *xo if xo, else freed. */
+static ildl_info solve_threads(const ildl_csr *A, int ordering, int threads, double **xo)
 {
     int32_t n = A->n;
     double *b = malloc(sizeof(double) * n), *x = calloc(n, sizeof(double)), *ones = malloc(sizeof(double) * n);
@@ -214,6 +215,7 @@ static ildl_info solve_ordered(const ildl_csr *A, int ordering)
     ildl_options_default(&o);
     o.backend = ILDL_BACKEND_CPU;
     o.ordering = ordering;
+    o.num_threads = threads;
     ildl_handle *h = NULL;
     assert_int_equal(ildl_setup(n, A->rowptr, A->col, A->val, &o, &h), ILDL_SUCCESS);
     assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
@@ -222,8 +224,15 @@ static ildl_info solve_ordered(const ildl_csr *A, int ordering)
     ildl_get_info(h, &info);
     assert_true(true_residual(A, x, b) <= o.tol);
     ildl_destroy(h);
-    free(b); free(x); free(ones);
+    free(b); free(ones);
+    if (xo) *xo = x;
+    else free(x);
     return info;
+}
+
+static ildl_info solve_ordered(const ildl_csr *A, int ordering)
+{
+    return solve_threads(A, ordering, 0, NULL);
 }
 
 /* Ordering GMC_FILL through the API: asked for, it is used and solves; AUTO takes it on a 3D
@@ -257,6 +266,58 @@ static void test_gmc_fill_ordering(void **state)
     assert_true(strlen(ildl_last_error(NULL)) > 0);
     ildl_csr_free(&S);
     ildl_csr_free(&L);
+}
+
+/* copies of B along the diagonal: a graph of copies components */
+static void block_diagonal(const ildl_csr *B, int32_t copies, ildl_csr *A)
+{
+    int32_t n = B->n * copies;
+    int64_t nnz = B->rowptr[B->n] * copies;
+    assert_int_equal(ildl_csr_alloc(n, nnz, A), ILDL_SUCCESS);
+    A->rowptr[0] = 0;
+    for (int32_t c = 0; c < copies; c++)
+        for (int32_t r = 0; r < B->n; r++) {
+            int32_t i = c * B->n + r;
+            int64_t q = A->rowptr[i];
+            for (int64_t p = B->rowptr[r]; p < B->rowptr[r + 1]; p++, q++) {
+                A->col[q] = B->col[p] + c * B->n;
+                A->val[q] = B->val[p];
+            }
+            A->rowptr[i + 1] = q;
+        }
+}
+
+/* AUTO on large block graphs with 8 threads runs AMD on a thread of its own and analyses the
+ * colouring's order meanwhile (analyse.c); with one thread it goes the ordinary way. Both
+ * must give the same result bitwise, whichever order the rule keeps: the colouring (3D grid)
+ * or AMD (a thousand components, where AMD's levels are as few as the colours). */
+static void test_auto_beside_amd(void **state)
+{
+    (void)state;
+    ildl_csr G, B, D;
+    ildl_test_laplace3d(36, 0.1, &G);
+    ildl_test_laplace2d(5, 0.1, &B);
+    block_diagonal(&B, 1200, &D);
+    const ildl_csr *As[2] = {&G, &D};
+    const int kept[2] = {ILDL_ORDER_GMC_FILL, ILDL_ORDER_AMD};
+    for (int m = 0; m < 2; m++) {
+        double *x1, *x8;
+        ildl_info i1 = solve_threads(As[m], ILDL_ORDER_AUTO, 1, &x1);
+        ildl_info i8 = solve_threads(As[m], ILDL_ORDER_AUTO, 8, &x8);
+        print_message("n %d: %d blocks, %d levels, kept %d; 8 threads: %d blocks, %d levels, kept %d\n",
+                      (int)As[m]->n, (int)i1.num_blocks, (int)i1.num_levels, i1.ordering_used,
+                      (int)i8.num_blocks, (int)i8.num_levels, i8.ordering_used);
+        assert_true(i1.num_blocks >= 1000);
+        assert_int_equal(i1.ordering_used, kept[m]);
+        assert_int_equal(i8.ordering_used, kept[m]);
+        assert_int_equal(i1.num_blocks, i8.num_blocks);
+        assert_int_equal(i1.num_levels, i8.num_levels);
+        assert_int_equal(i1.factor_nnz, i8.factor_nnz);
+        assert_int_equal(i1.iterations, i8.iterations);
+        assert_memory_equal(x1, x8, sizeof(double) * (size_t)As[m]->n);
+        free(x1); free(x8);
+    }
+    ildl_csr_free(&G); ildl_csr_free(&B); ildl_csr_free(&D);
 }
 
 /* Full fill, no dropping: the preconditioner is exact and SQMR converges in <= 2 iterations. */
@@ -404,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_solve_and_refactor),
         cmocka_unit_test(test_exact_preconditioner),
         cmocka_unit_test(test_gmc_fill_ordering),
+        cmocka_unit_test(test_auto_beside_amd),
         cmocka_unit_test(test_precisions),
         cmocka_unit_test(test_cuda_request_without_gpu),
         cmocka_unit_test(test_cuda_warmup),
