@@ -161,6 +161,7 @@ static int analyse_br_auto(const ildl_csr *A, const int64_t *src, const ildl_opt
     double tp = ildl_wtime(); /* ILDL_SETUP_PROFILE laps */
     ildl_set_threads(threads - 1); /* one core is AMD's */
     c.status = ildl_order_gmc_fill(g->nv, g->p, g->i, o->fill_level + 1, c.perm, &c.ncolours, &c.nhubs);
+    an->t_order_block += ildl_wtime() - tp;
     ildl_profile_lap(&tp, "AUTO colouring (beside AMD)");
     if (c.status == ILDL_SUCCESS) {
         double t = ildl_wtime();
