@@ -102,8 +102,9 @@ cleanup:
 }
 
 /* Speculate (analyse_br_auto) only with at least this many threads: the colouring's analysis
- * runs on one thread fewer, which costs it 1/(threads - 1) and saves AMD's time (0.07 s of a
- * 0.4 s setup on control70 at 16 threads); with 2 threads it made the setup 40% slower. */
+ * runs on one thread fewer when the threads take every core, which costs it 1/(threads - 1)
+ * and saves AMD's time (0.07 s of a 0.3 s setup on control70 at 16 threads); with 2 threads
+ * it made the setup 40% slower. */
 #define AUTO_SPECULATE_MIN_THREADS 8
 
 /* AUTO's order of the block graph (AMD, or METIS on a near path) and its depth after the fill:
@@ -151,7 +152,7 @@ static int analyse_br_auto(const ildl_csr *A, const int64_t *src, const ildl_opt
     *speculated = 0;
     job.perm = ildl_malloc(sizeof(int32_t) * (size_t)g->nv);
     c.perm = ildl_malloc(sizeof(int32_t) * (size_t)g->nv);
-    int threads = ildl_max_threads();
+    int threads = ildl_max_threads(), beside = ildl_threads_beside_helper();
     if (!job.perm || !c.perm || threads < AUTO_SPECULATE_MIN_THREADS || pthread_create(&th, NULL, auto_order_run, &job)) {
         free(job.perm);
         free(c.perm);
@@ -159,7 +160,7 @@ static int analyse_br_auto(const ildl_csr *A, const int64_t *src, const ildl_opt
     }
     *speculated = 1;
     double tp = ildl_wtime(); /* ILDL_SETUP_PROFILE laps */
-    ildl_set_threads(threads - 1); /* one core is AMD's */
+    ildl_set_threads(beside); /* AMD's thread needs a core */
     c.status = ildl_order_gmc_fill(g->nv, g->p, g->i, o->fill_level + 1, c.perm, &c.ncolours, &c.nhubs);
     an->t_order_block += ildl_wtime() - tp;
     ildl_profile_lap(&tp, "AUTO colouring (beside AMD)");

@@ -99,6 +99,16 @@ int ildl_max_threads(void)
 #endif
 }
 
+int ildl_threads_beside_helper(void)
+{
+#ifdef _OPENMP
+    int t = omp_get_max_threads();
+    return t > 1 && t >= omp_get_num_procs() ? t - 1 : t;
+#else
+    return 1;
+#endif
+}
+
 int ildl_set_threads(int t)
 {
 #ifdef _OPENMP

@@ -32,6 +32,11 @@ int ildl_set_threads(int t);
 /* Threads an OpenMP parallel region would get here (1 without OpenMP). */
 int ildl_max_threads(void);
 
+/* Threads for parallel regions while one helper thread of the library is busy beside them:
+ * one fewer than now when now they would take every processor (a region whose thread shares
+ * a core waits at its barrier for that core's time slices), else as now. */
+int ildl_threads_beside_helper(void);
+
 /* 1 if the environment variable ILDL_SETUP_PROFILE is set: the analysis then prints the times
  * of its sub-phases to stderr (a diagnostic; nothing else changes). */
 int ildl_profiling(void);
