@@ -235,7 +235,7 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
     h->qs = ildl_malloc(sizeof(double) * (size_t)n);
     h->work = ildl_malloc(sizeof(double) * (size_t)n);
     if (!h->src || !h->tmap || !h->user_values || !h->q || !h->qs || !h->work) { st = ILDL_ERR_OUT_OF_MEMORY; goto fail; }
-    memcpy(h->user_values, values, sizeof(double) * (size_t)nnz);
+    ildl_copy_parallel(h->user_values, values, sizeof(double) * (size_t)nnz);
     st = ildl_csr_from_user(n, rowptr, colind, values, &h->A, h->src);
     if (st) goto fail;
     double t_sorted = ildl_wtime();
@@ -368,7 +368,7 @@ static int factor_impl(ildl_handle *h, const double *values)
         st = check_values(h, values);
         if (st) { h->factored = 0; return st; }
         int64_t nnz = h->A.rowptr[h->A.n];
-        memcpy(h->user_values, values, sizeof(double) * (size_t)nnz);
+        ildl_copy_parallel(h->user_values, values, sizeof(double) * (size_t)nnz);
         for (int64_t p = 0; p < nnz; p++) h->A.val[p] = values[h->src[p]];
         st = ildl_analyse_rescale(&h->A, &h->opt, h->an.scale);
         if (st) { h->factored = 0; return fail(h, st, "rescaling failed"); }

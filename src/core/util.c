@@ -90,6 +90,17 @@ void *ildl_thread_scratch(size_t bytes, int *oom)
     return p;
 }
 
+void ildl_copy_parallel(void *dst, const void *src, size_t bytes)
+{
+    const size_t piece = (size_t)1 << 20;
+    int64_t np = (int64_t)((bytes + piece - 1) / piece);
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < np; k++) {
+        size_t off = (size_t)k * piece, len = bytes - off < piece ? bytes - off : piece;
+        memcpy((char *)dst + off, (const char *)src + off, len);
+    }
+}
+
 int ildl_max_threads(void)
 {
 #ifdef _OPENMP

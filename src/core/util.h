@@ -29,6 +29,10 @@ void *ildl_thread_scratch(size_t bytes, int *oom);
  * OpenMP it does nothing and returns 1. Lets tests compare results across thread counts. */
 int ildl_set_threads(int t);
 
+/* memcpy by all threads in 1 MiB pieces: a large copy into fresh memory is bound by one
+ * thread's page faults and bandwidth otherwise. */
+void ildl_copy_parallel(void *dst, const void *src, size_t bytes);
+
 /* Threads an OpenMP parallel region would get here (1 without OpenMP). */
 int ildl_max_threads(void);
 
