@@ -217,6 +217,83 @@ __device__ __forceinline__ bool d_next_common(const dev_tiles &T, int32_t i, int
     return false;
 }
 
+/* The common k < i of block columns i and j, as a list built by the whole block: each column's
+ * first entries (rows k ascending) go to shared memory with all loads in flight, each entry of
+ * column i looks for its k in column j by binary search there, and a ballot per warp compacts
+ * the matches in k order. d_next_common walks the two columns instead, one dependent pair of
+ * loads per step: on control70 a tile's pulls waited for tens of such steps. Same pairs in the
+ * same order, so the same bits. */
+#define PULL_LIST 256
+struct pull_list {
+    int64_t ti[PULL_LIST], tj[PULL_LIST]; /* tiles (k,i), (k,j); then the pairs, compacted */
+    int32_t ki[PULL_LIST], kj[PULL_LIST]; /* their rows k */
+    int32_t wsum[PULL_LIST / 32];         /* matches per warp */
+};
+
+/* The pairs into L->ti[0..n), L->tj[0..n); returns n, or -1 (the block's threads agree) when a
+ * column has more than PULL_LIST entries above row i: the caller then walks the columns. */
+__device__ int d_common_list(const dev_tiles &T, int32_t i, int32_t j, pull_list *L)
+{
+    int tid = threadIdx.y * LD + threadIdx.x;
+    int64_t ci = T.col_ptr[i], li = T.col_diag[i] - ci;
+    int64_t cj = T.col_ptr[j], lj_all = T.col_ptr[j + 1] - cj;
+    if (li > PULL_LIST) return -1;
+    int lj = lj_all < PULL_LIST ? (int)lj_all : PULL_LIST;
+    if (tid < li) {
+        int64_t a = T.col_tiles[ci + tid];
+        L->ti[tid] = a;
+        L->ki[tid] = T.row[a];
+    } else if (tid >= PULL_LIST && tid - PULL_LIST < lj) {
+        int x = tid - PULL_LIST;
+        int64_t b = T.col_tiles[cj + x];
+        L->tj[x] = b;
+        L->kj[x] = T.row[b];
+    }
+    __syncthreads();
+    /* nj: column j's loaded entries above row i (lower bound of i; the same in every thread) */
+    int lo = 0, hi = lj;
+    while (lo < hi) {
+        int mid = (lo + hi) >> 1;
+        if (L->kj[mid] < i) lo = mid + 1;
+        else hi = mid;
+    }
+    int nj = lo;
+    if (nj == PULL_LIST && lj_all > PULL_LIST) return -1; /* more may follow */
+    int64_t a = 0, b = 0;
+    bool hit = false;
+    if (tid < li) {
+        int32_t k = L->ki[tid];
+        lo = 0;
+        hi = nj;
+        while (lo < hi) {
+            int mid = (lo + hi) >> 1;
+            if (L->kj[mid] < k) lo = mid + 1;
+            else hi = mid;
+        }
+        hit = lo < nj && L->kj[lo] == k;
+        a = L->ti[tid];
+        if (hit) b = L->tj[lo];
+    }
+    unsigned mask = 0;
+    if (tid < PULL_LIST) {
+        mask = __ballot_sync(0xffffffffu, hit);
+        if ((tid & 31) == 0) L->wsum[tid >> 5] = __popc(mask);
+    }
+    __syncthreads(); /* every read of ti, tj, kj above is done: the pairs may overwrite them */
+    int n = 0, off = 0;
+    for (int w = 0; w < PULL_LIST / 32; w++) {
+        if (w == (tid >> 5)) off = n;
+        n += L->wsum[w];
+    }
+    if (hit) {
+        int p = off + __popc(mask & ((1u << (tid & 31)) - 1u));
+        L->ti[p] = a;
+        L->tj[p] = b;
+    }
+    __syncthreads();
+    return n;
+}
+
 /* b (zeroed) += A's entries of tile t; sym mirrors. */
 template <typename R>
 __device__ void d_load_a(const dev_tiles &T, int64_t t, bool sym, R *b)
@@ -321,11 +398,23 @@ __global__ void __launch_bounds__(1024, 2) k_phase_a_pull(dev_tiles T, const int
     int mj = dev_bsize(T, j);
     d_zero_tile(sB);
     d_load_a(T, t, false, sB);
+    /* the k < i in both block columns, in k ascending, two at a time */
+    __shared__ pull_list L;
+    int nc = d_common_list(T, i, j, &L);
+    for (int q = 0; q < nc; q += 2) {
+        pull_fetch<R> f1, f2;
+        d_pull_fetch(T, L.ti[q], L.tj[q], mi, mj, &f1);
+        if (q + 1 == nc) {
+            d_pull_commit(f1, mi, mj, sB, up[0], up[1], up[2]);
+            break;
+        }
+        d_pull_fetch(T, L.ti[q + 1], L.tj[q + 1], mi, mj, &f2);
+        d_pull_commit2(f1, f2, mi, mj, sB, up, false);
+    }
     int64_t qi = T.col_ptr[i], ei = T.col_ptr[i + 1];
     int64_t qj = T.col_ptr[j], ej = T.col_ptr[j + 1];
-    /* the k < i in both block columns, in k ascending, two at a time */
     int64_t ti, tj;
-    while (d_next_common(T, i, &qi, ei, &qj, ej, &ti, &tj)) {
+    while (nc < 0 && d_next_common(T, i, &qi, ei, &qj, ej, &ti, &tj)) { /* columns too long for the list */
         pull_fetch<R> f1, f2;
         d_pull_fetch(T, ti, tj, mi, mj, &f1);
         if (!d_next_common(T, i, &qi, ei, &qj, ej, &ti, &tj)) {
