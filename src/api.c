@@ -340,21 +340,43 @@ fail:
     return st;
 }
 
-/* Check new values: finite and symmetric on the known pattern. */
+/* 1 if the entries of row i of the known pattern hold symmetric values (src, tmap: setup's). */
+static int row_symmetric(const ildl_handle *h, const double *values, int32_t i, int64_t *bad)
+{
+    const ildl_csr *A = &h->A;
+    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+        double a = values[h->src[p]], b = values[h->src[h->tmap[p]]];
+        if (fabs(a - b) > ILDL_SYM_TOL * fmax(fabs(a), fabs(b))) {
+            *bad = p;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Check new values: finite and symmetric on the known pattern. In parallel (an interior-point
+ * code refactors every iteration); the first bad entry is reported, as a serial scan finds it. */
 static int check_values(ildl_handle *h, const double *values)
 {
     const ildl_csr *A = &h->A;
-    int64_t nnz = A->rowptr[A->n];
+    int64_t nnz = A->rowptr[A->n], bad = nnz;
+#pragma omp parallel for schedule(static) reduction(min : bad)
     for (int64_t p = 0; p < nnz; p++)
-        if (!isfinite(values[h->src[p]]))
-            return fail(h, ILDL_ERR_NAN_INF, "value %lld is %g", (long long)h->src[p], values[h->src[p]]);
-    for (int32_t i = 0; i < A->n; i++)
-        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-            double a = values[h->src[p]], b = values[h->src[h->tmap[p]]];
-            if (fabs(a - b) > ILDL_SYM_TOL * fmax(fabs(a), fabs(b)))
-                return fail(h, ILDL_ERR_NOT_SYMMETRIC, "a(%d,%d) = %.17g but a(%d,%d) = %.17g",
-                            (int)i, (int)A->col[p], a, (int)A->col[p], (int)i, b);
-        }
+        if (p < bad && !isfinite(values[h->src[p]])) bad = p;
+    if (bad < nnz)
+        return fail(h, ILDL_ERR_NAN_INF, "value %lld is %g", (long long)h->src[bad], values[h->src[bad]]);
+    int32_t badrow = A->n;
+#pragma omp parallel for schedule(dynamic, 4096) reduction(min : badrow)
+    for (int32_t i = 0; i < A->n; i++) {
+        int64_t p;
+        if (i < badrow && !row_symmetric(h, values, i, &p)) badrow = i;
+    }
+    if (badrow < A->n) {
+        int64_t p = 0;
+        row_symmetric(h, values, badrow, &p);
+        return fail(h, ILDL_ERR_NOT_SYMMETRIC, "a(%d,%d) = %.17g but a(%d,%d) = %.17g", (int)badrow,
+                    (int)A->col[p], values[h->src[p]], (int)A->col[p], (int)badrow, values[h->src[h->tmap[p]]]);
+    }
     return ILDL_SUCCESS;
 }
 
@@ -369,6 +391,7 @@ static int factor_impl(ildl_handle *h, const double *values)
         if (st) { h->factored = 0; return st; }
         int64_t nnz = h->A.rowptr[h->A.n];
         ildl_copy_parallel(h->user_values, values, sizeof(double) * (size_t)nnz);
+#pragma omp parallel for schedule(static)
         for (int64_t p = 0; p < nnz; p++) h->A.val[p] = values[h->src[p]];
         st = ildl_analyse_rescale(&h->A, &h->opt, h->an.scale);
         if (st) { h->factored = 0; return fail(h, st, "rescaling failed"); }
