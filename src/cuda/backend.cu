@@ -687,14 +687,8 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     t1 = ildl_wtime();
     status = factor_run(c, prm, p->leftover);
     if (status) goto cleanup;
-    /* A's values for SQMR's products, copied while the factorization runs (the copy engine is
-     * idle then; a solve copying them itself waited 4 ms on control70, 13 ms on control106) */
-    if (c->hostA)
-        CU(cudaMemcpyAsync(c->d_aval, c->hostA->val, sizeof(double) * (size_t)c->hostA->rowptr[c->n],
-                           cudaMemcpyHostToDevice, c->fstream[1]));
     CU(cudaMemcpyAsync(&hs, c->d_state, sizeof hs, cudaMemcpyDeviceToHost, c->fstream[0]));
     CU(cudaStreamSynchronize(c->fstream[0]));
-    CU(cudaStreamSynchronize(c->fstream[1]));
     t2 = ildl_wtime();
     if (hs.err) {
         status = hs.err;

@@ -360,7 +360,8 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
     CU(cudaSetDevice(c->device));
     status = ildl_cuda_sqmr_prepare(c);
     if (status) goto cleanup;
-    /* A's values (d_aval) came with the factorization (ildl_cuda_factor) */
+    CU(cudaMemcpyAsync(c->d_aval, c->hostA->val, sizeof(double) * (size_t)c->hostA->rowptr[c->n],
+                       cudaMemcpyHostToDevice, c->stream));
     CU(cudaMemcpyAsync(c->d_b, b, nb, cudaMemcpyHostToDevice, c->stream));
     if ((status = dot_host(c, c->d_b, c->d_b, &bnorm))) goto cleanup;
     bnorm = sqrt(bnorm);
