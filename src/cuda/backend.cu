@@ -665,6 +665,7 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     memset(&hs, 0, sizeof hs);
     factor_params_d prm;
     c->factored = 0;
+    c->aval_current = 0; /* the values may be new: the next solve copies them */
     g_cuda_msg[0] = 0;
     double t0 = ildl_wtime(), t1, t2;
     CU(cudaSetDevice(c->device));

@@ -53,6 +53,7 @@ struct ildl_cuda_ctx {
     double *d_aval;
     const ildl_csr *hostA;
     int factored;
+    int aval_current;      /* d_aval holds the values of the last factorization (SQMR's products) */
     int single;            /* precision single: float factorization, only val32 (val NULL) */
     int schedule;          /* ILDL_SCHEDULE_SYNCFREE or ILDL_SCHEDULE_LEVELS */
     int sm_count;
