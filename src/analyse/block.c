@@ -11,6 +11,9 @@
 #include <string.h>
 #include "analyse/order.h"
 #include "core/util.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #define BLOCK_MAX_BS 32
 /* BR stops lowering its threshold below min(threshold, BR_MIN_THRESHOLD), after
@@ -503,6 +506,204 @@ cleanup:
     return st;
 }
 
+#ifdef _OPENMP
+/* ---- br_group on several threads: the same groups, most of the work in parallel.
+ * The greedy grouping is sequential only through map: vertex i's candidates are the j > i still
+ * unassigned when i starts its group (every j < i is assigned by then). Whatever is unassigned
+ * at the start of a window of vertices includes them, so the threads list every vertex's
+ * candidates from the map as it was when the window started (walk, similarities, candidate
+ * order: the expensive part), and one thread then forms the window's groups from these lists,
+ * skipping what an earlier group of the window took. Lists of vertices that an earlier group
+ * of their own window absorbs are wasted work. */
+
+/* Vertices per window: a window's lists are computed together, then consumed in order. */
+#define BR_WINDOW 4096
+
+/* qsort's view of the candidate order. */
+static int cand_cmp(const void *a, const void *b)
+{
+    cand x = *(const cand *)a, y = *(const cand *)b;
+    return cand_first(x, y) ? -1 : (cand_first(y, x) ? 1 : 0);
+}
+
+/* One thread's scratch; out holds its lists of the current window. */
+typedef struct {
+    uint32_t *cnt;        /* [n], zero between walks */
+    int32_t *list, *dense; /* [maxwalk], [maxdeg] */
+    cand *cs;              /* [maxwalk] */
+    int32_t *out;
+    int64_t nout, cap_out;
+} br_scratch;
+
+/* A window vertex's list: S[tid].out[off .. off+len); bl as br_group's *below, for this i. */
+typedef struct {
+    int64_t off;
+    double bl;
+    int32_t tid, len; /* len -1: assigned when the window started, no list */
+} br_list;
+
+/* Vertex i's candidates (unassigned j > i by map, cos >= t) in candidate order, appended to
+ * S->out, into *r. ILDL_ERR_OUT_OF_MEMORY if out cannot grow. */
+static int br_candidates(const bgraph *G, double t, int cap, int64_t dense_lim, const int32_t *map,
+                         int32_t i, br_scratch *S, br_list *r)
+{
+    int32_t nl = 0, nd = 0, nc = 0;
+    for (int64_t e = G->p[i]; e < G->p[i + 1]; e++) {
+        int32_t c = G->i[e];
+        if (G->p[c + 1] - G->p[c] > dense_lim) {
+            S->dense[nd++] = c;
+            continue;
+        }
+        for (int64_t f = G->p[c]; f < G->p[c + 1]; f++) { /* every j listed once, all reset below */
+            int32_t j = G->i[f];
+            uint32_t seen = S->cnt[j]++;
+            S->list[nl] = j;
+            nl += seen == 0;
+        }
+    }
+    double si = (double)(G->p[i + 1] - G->p[i]), bl = -1.0;
+    for (int32_t k = 0; k < nl; k++) {
+        int32_t j = S->list[k];
+        int64_t hits = S->cnt[j];
+        S->cnt[j] = 0;
+        if (j <= i || map[j] >= 0) continue;
+        for (int32_t k2 = 0; k2 < nd; k2++)
+            hits += sorted_has(G->i, G->p[S->dense[k2]], G->p[S->dense[k2] + 1], j);
+        double s = (double)hits / sqrt(si * (double)(G->p[j + 1] - G->p[j]));
+        if (s >= t) S->cs[nc++] = (cand){s, j};
+        else if (s > bl && G->w[i] + G->w[j] <= cap) bl = s;
+    }
+    if (nc <= CAND_SORT_MAX) sort_cands(S->cs, nc);
+    else qsort(S->cs, (size_t)nc, sizeof(cand), cand_cmp);
+    if (S->nout + nc > S->cap_out) {
+        int64_t want = 2 * (S->nout + nc) + 4096;
+        int32_t *o = realloc(S->out, sizeof(int32_t) * (size_t)want);
+        if (!o) return ILDL_ERR_OUT_OF_MEMORY;
+        S->out = o;
+        S->cap_out = want;
+    }
+    r->off = S->nout;
+    r->len = nc;
+    r->bl = bl;
+    for (int32_t k = 0; k < nc; k++) S->out[S->nout++] = S->cs[k].j;
+    return ILDL_SUCCESS;
+}
+
+/* br_group's result (the same groups and map; *below exact when nothing merged, the only case
+ * its caller reads it) with the lists computed by nthreads threads. */
+static int br_group_parallel(const bgraph *G, double t, int cap, int64_t dense_lim, int32_t *map,
+                             groups *M, double *below, int nthreads)
+{
+    int st = ILDL_SUCCESS, oom = 0;
+    int32_t n = G->n, ngr = 0;
+    int64_t nm = 0, maxwalk = 1, maxdeg = 1;
+    double bl = -1.0;
+    br_scratch *S = ildl_calloc((size_t)nthreads, sizeof(br_scratch));
+    br_list *R = ildl_malloc(sizeof(br_list) * BR_WINDOW);
+    if (!S || !R || groups_alloc(n, n, M)) {
+        st = ILDL_ERR_OUT_OF_MEMORY;
+        goto cleanup;
+    }
+    /* scratch sizes: the longest walk (distinct j's at most) and the largest degree */
+#pragma omp parallel for schedule(static) reduction(max : maxwalk, maxdeg)
+    for (int32_t i = 0; i < n; i++) {
+        int64_t wlk = 0, deg = G->p[i + 1] - G->p[i];
+        for (int64_t e = G->p[i]; e < G->p[i + 1]; e++) {
+            int64_t dc = G->p[G->i[e] + 1] - G->p[G->i[e]];
+            if (dc <= dense_lim) wlk += dc;
+        }
+        if (wlk > n) wlk = n;
+        if (wlk > maxwalk) maxwalk = wlk;
+        if (deg > maxdeg) maxdeg = deg;
+        map[i] = -1;
+    }
+    for (int k = 0; k < nthreads; k++) {
+        S[k].cnt = ildl_calloc((size_t)n, sizeof(uint32_t));
+        S[k].list = ildl_malloc(sizeof(int32_t) * (size_t)maxwalk);
+        S[k].dense = ildl_malloc(sizeof(int32_t) * (size_t)maxdeg);
+        S[k].cs = ildl_malloc(sizeof(cand) * (size_t)maxwalk);
+        if (!S[k].cnt || !S[k].list || !S[k].dense || !S[k].cs) {
+            st = ILDL_ERR_OUT_OF_MEMORY;
+            goto cleanup;
+        }
+    }
+#pragma omp parallel num_threads(nthreads)
+    {
+        br_scratch *me = &S[omp_get_thread_num()];
+        for (int32_t w0 = 0; w0 < n; w0 += BR_WINDOW) {
+            int32_t w1 = n - w0 > BR_WINDOW ? w0 + BR_WINDOW : n;
+            me->nout = 0;
+#pragma omp for schedule(dynamic, 16)
+            for (int32_t i = w0; i < w1; i++) {
+                br_list *r = &R[i - w0];
+                r->tid = (int32_t)(me - S);
+                r->len = -1;
+                if (map[i] >= 0) continue;
+                if (br_candidates(G, t, cap, dense_lim, map, i, me, r)) {
+#pragma omp atomic write
+                    oom = 1;
+                }
+            }
+            if (oom) break; /* read after the loop's barrier: every thread sees the same */
+#pragma omp single
+            for (int32_t i = w0; i < w1; i++) { /* the window's groups, in order */
+                if (map[i] >= 0) continue;
+                int32_t g = ngr++;
+                int64_t wt = G->w[i];
+                map[i] = g;
+                M->head[g] = nm;
+                M->memb[nm++] = i;
+                if (wt >= cap) continue;
+                const br_list *r = &R[i - w0];
+                if (r->bl > bl) bl = r->bl;
+                const int32_t *L = S[r->tid].out + r->off;
+                for (int32_t k = 0; k < r->len && wt < cap; k++) {
+                    int32_t j = L[k];
+                    if (map[j] >= 0 || wt + G->w[j] > cap) continue; /* taken in this window; too heavy */
+                    map[j] = g;
+                    M->memb[nm++] = j;
+                    wt += G->w[j];
+                }
+            }
+        }
+    }
+    if (oom) {
+        st = ILDL_ERR_OUT_OF_MEMORY;
+        goto cleanup;
+    }
+    M->ng = ngr;
+    M->head[ngr] = nm;
+    *below = bl;
+
+cleanup:
+    if (S)
+        for (int k = 0; k < nthreads; k++) {
+            free(S[k].cnt);
+            free(S[k].list);
+            free(S[k].dense);
+            free(S[k].cs);
+            free(S[k].out);
+        }
+    free(S);
+    free(R);
+    if (st) groups_free(M);
+    return st;
+}
+#endif
+
+/* br_group on the threads there are (same result): br_group_parallel from 4 threads and two
+ * windows of vertices on. */
+static int br_group_any(const bgraph *G, double t, int cap, int64_t dense_lim, int32_t *map,
+                        groups *M, double *below)
+{
+#ifdef _OPENMP
+    int nthreads = ildl_max_threads();
+    if (nthreads >= 4 && G->n >= 2 * BR_WINDOW)
+        return br_group_parallel(G, t, cap, dense_lim, map, M, below, nthreads);
+#endif
+    return br_group(G, t, cap, dense_lim, map, M, below);
+}
+
 /* Longest column walked when collecting candidates on a graph of n vertices. */
 static int64_t br_dense_limit(int32_t n)
 {
@@ -696,7 +897,7 @@ static int br_coarsen_levels(const ildl_csr *A, const int32_t *pair, int max_bs,
     double t = threshold, floor_t = fmin(threshold, BR_MIN_THRESHOLD);
     for (int level = 0; level < BR_MAX_LEVELS; level++) {
         double below = -1.0;
-        st = br_group(G, t, max_bs, br_dense_limit(G->n), gmap, &M, &below);
+        st = br_group_any(G, t, max_bs, br_dense_limit(G->n), gmap, &M, &below);
         if (st) goto cleanup;
         ildl_profile_lap(&tp, "BR group level %d (n %d -> %d)", level, (int)G->n, (int)M.ng);
         int32_t merged = G->n - M.ng, prev = G->n;

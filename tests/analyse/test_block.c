@@ -440,15 +440,16 @@ static void test_br_invariants(void **state)
 }
 
 /* On more rows than one chunk of BR's parallel passes over rows (65536: the unit numbering),
- * with pairs across chunk boundaries, and with every ordering (the final graph is ordered by
- * one thread while the others list the blocks' rows): the same blocking for any thread count. */
+ * with pairs across chunk boundaries, and with every ordering (AUTO colours the final graph
+ * beside AMD): the same blocking for any thread count; with 5 threads the grouping runs in
+ * windows (br_group_parallel). */
 static void test_br_thread_independent_large(void **state)
 {
     (void)state;
     uint64_t s = 4242;
     const int ords[] = {ILDL_ORDER_AUTO, ILDL_ORDER_AMD, ILDL_ORDER_RCM, ILDL_ORDER_METIS,
                         ILDL_ORDER_GMC_FILL};
-    const int threads[] = {2, 3};
+    const int threads[] = {2, 5};
     int prev = ildl_set_threads(1);
     ildl_csr A;
     ildl_test_laplace2d(380, 0.0, &A); /* 144400 rows: three chunks */
@@ -478,9 +479,11 @@ static void test_br_thread_independent_large(void **state)
     ildl_set_threads(prev);
 }
 
-/* BR coarsens its graph row by row in parallel: the blocking (perm and bstart) must be the
- * same for every thread count, with and without pairs, over thresholds that merge in one
- * level, in several, or stop early. */
+/* BR coarsens its graph row by row in parallel, and from 4 threads on groups a graph of 8192+
+ * vertices in windows whose candidate lists the threads compute (the 12000-row matrix): the
+ * blocking (perm and bstart) must be the same for every thread count, with and without pairs,
+ * over thresholds that merge in one level, in several, or stop early (where the grouping's
+ * best similarity below the threshold decides the next step). */
 static void test_br_thread_independent(void **state)
 {
     (void)state;
@@ -492,7 +495,7 @@ static void test_br_thread_independent(void **state)
     for (int mat = 0; mat < 3; mat++) {
         ildl_csr A;
         if (mat == 0) ildl_test_laplace2d(40, 0.0, &A);
-        else ildl_test_random_sym(3000 * mat, 2 + 4 * mat, 1.0, 0.1, 11 + mat, &A);
+        else ildl_test_random_sym(mat == 1 ? 3000 : 12000, 2 + 4 * mat, 1.0, 0.1, 11 + mat, &A);
         int32_t n = A.n;
         int32_t *pair = random_pairs(n, &s);
         for (int ti = 0; ti < 3; ti++)
