@@ -692,14 +692,20 @@ cleanup:
 #endif
 
 /* br_group on the threads there are (same result): br_group_parallel from 4 threads and two
- * windows of vertices on. */
+ * windows of vertices on, once G is a coarsened graph (coarse). On the graph of units it lost
+ * (16 threads, device host: control70 14 -> 22 ms, control106 61 -> 97 ms, stokes64 31 -> 36
+ * ms): its lists are cheap, most of its vertices are absorbed (86% on control70) and so
+ * listed in vain, and each thread's n-sized counters cost page faults; on the coarsened graph
+ * it won (28 -> 9, 92 -> 29, 36 -> 11 ms). */
 static int br_group_any(const bgraph *G, double t, int cap, int64_t dense_lim, int32_t *map,
-                        groups *M, double *below)
+                        groups *M, double *below, int coarse)
 {
 #ifdef _OPENMP
     int nthreads = ildl_max_threads();
-    if (nthreads >= 4 && G->n >= 2 * BR_WINDOW)
+    if (coarse && nthreads >= 4 && G->n >= 2 * BR_WINDOW)
         return br_group_parallel(G, t, cap, dense_lim, map, M, below, nthreads);
+#else
+    (void)coarse;
 #endif
     return br_group(G, t, cap, dense_lim, map, M, below);
 }
@@ -897,7 +903,7 @@ static int br_coarsen_levels(const ildl_csr *A, const int32_t *pair, int max_bs,
     double t = threshold, floor_t = fmin(threshold, BR_MIN_THRESHOLD);
     for (int level = 0; level < BR_MAX_LEVELS; level++) {
         double below = -1.0;
-        st = br_group_any(G, t, max_bs, br_dense_limit(G->n), gmap, &M, &below);
+        st = br_group_any(G, t, max_bs, br_dense_limit(G->n), gmap, &M, &below, *K >= 1);
         if (st) goto cleanup;
         ildl_profile_lap(&tp, "BR group level %d (n %d -> %d)", level, (int)G->n, (int)M.ng);
         int32_t merged = G->n - M.ng, prev = G->n;

@@ -441,8 +441,10 @@ static void test_br_invariants(void **state)
 
 /* On more rows than one chunk of BR's parallel passes over rows (65536: the unit numbering),
  * with pairs across chunk boundaries, and with every ordering (AUTO colours the final graph
- * beside AMD): the same blocking for any thread count; with 5 threads the grouping runs in
- * windows (br_group_parallel). */
+ * beside AMD): the same blocking for any thread count. With 5 threads the second level (12279
+ * or 24130 vertices) is grouped in windows (br_group_parallel); threshold 0.5 (AUTO only) adds
+ * levels that merge little or nothing, where the best similarity below the threshold decides
+ * the next step. */
 static void test_br_thread_independent_large(void **state)
 {
     (void)state;
@@ -455,16 +457,16 @@ static void test_br_thread_independent_large(void **state)
     ildl_test_laplace2d(380, 0.0, &A); /* 144400 rows: three chunks */
     int32_t n = A.n;
     int32_t *pair = random_pairs(n, &s);
-    for (int oi = 0; oi < 5; oi++)
+    for (int oi = 0; oi < 6; oi++)
         for (int usep = 0; usep < 2; usep++) {
             ildl_blocking R, B;
+            int ord = ords[oi < 5 ? oi : 0];
+            double thr = oi < 5 ? 0.0 : 0.5;
             ildl_set_threads(1);
-            assert_int_equal(ildl_block_br(&A, ords[oi], 1, usep ? pair : NULL, 32, 0.0, 0.9, &R),
-                             ILDL_SUCCESS);
+            assert_int_equal(ildl_block_br(&A, ord, 1, usep ? pair : NULL, 32, thr, 0.9, &R), ILDL_SUCCESS);
             for (int k = 0; k < 2; k++) {
                 ildl_set_threads(threads[k]);
-                assert_int_equal(ildl_block_br(&A, ords[oi], 1, usep ? pair : NULL, 32, 0.0, 0.9, &B),
-                                 ILDL_SUCCESS);
+                assert_int_equal(ildl_block_br(&A, ord, 1, usep ? pair : NULL, 32, thr, 0.9, &B), ILDL_SUCCESS);
                 assert_int_equal(B.nb, R.nb);
                 assert_int_equal(B.ordering_used, R.ordering_used);
                 assert_memory_equal(B.perm, R.perm, sizeof(int32_t) * (size_t)n);
@@ -479,11 +481,9 @@ static void test_br_thread_independent_large(void **state)
     ildl_set_threads(prev);
 }
 
-/* BR coarsens its graph row by row in parallel, and from 4 threads on groups a graph of 8192+
- * vertices in windows whose candidate lists the threads compute (the 12000-row matrix): the
- * blocking (perm and bstart) must be the same for every thread count, with and without pairs,
- * over thresholds that merge in one level, in several, or stop early (where the grouping's
- * best similarity below the threshold decides the next step). */
+/* BR coarsens its graph row by row in parallel: the blocking (perm and bstart) must be the
+ * same for every thread count, with and without pairs, over thresholds that merge in one
+ * level, in several, or stop early. */
 static void test_br_thread_independent(void **state)
 {
     (void)state;
@@ -495,7 +495,7 @@ static void test_br_thread_independent(void **state)
     for (int mat = 0; mat < 3; mat++) {
         ildl_csr A;
         if (mat == 0) ildl_test_laplace2d(40, 0.0, &A);
-        else ildl_test_random_sym(mat == 1 ? 3000 : 12000, 2 + 4 * mat, 1.0, 0.1, 11 + mat, &A);
+        else ildl_test_random_sym(3000 * mat, 2 + 4 * mat, 1.0, 0.1, 11 + mat, &A);
         int32_t n = A.n;
         int32_t *pair = random_pairs(n, &s);
         for (int ti = 0; ti < 3; ti++)
