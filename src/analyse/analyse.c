@@ -150,10 +150,11 @@ static int analyse_br_auto(const ildl_csr *A, const int64_t *src, const ildl_opt
     auto_order_job job = {.g = g, .fill_level = o->fill_level};
     pthread_t th;
     *speculated = 0;
+    int threads = ildl_max_threads(), beside = ildl_threads_beside_helper();
+    if (threads < AUTO_SPECULATE_MIN_THREADS) return ILDL_SUCCESS;
     job.perm = ildl_malloc(sizeof(int32_t) * (size_t)g->nv);
     c.perm = ildl_malloc(sizeof(int32_t) * (size_t)g->nv);
-    int threads = ildl_max_threads(), beside = ildl_threads_beside_helper();
-    if (!job.perm || !c.perm || threads < AUTO_SPECULATE_MIN_THREADS || pthread_create(&th, NULL, auto_order_run, &job)) {
+    if (!job.perm || !c.perm || pthread_create(&th, NULL, auto_order_run, &job)) {
         free(job.perm);
         free(c.perm);
         return ILDL_SUCCESS;
