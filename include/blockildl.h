@@ -219,7 +219,11 @@ const char *ildl_version(void);
  * memory. The matrix is n x n in 0-based CSR with the full symmetric pattern: rowptr[n+1],
  * colind[rowptr[n]], values[rowptr[n]]; columns in a row need not be sorted. Unless the
  * backend is CPU, one helper thread starts CUDA (driver, the device's context) while the
- * analysis runs; it has ended when ildl_setup returns.
+ * analysis runs; it has ended when ildl_setup returns. With ordering AUTO, BR blocking, a
+ * block graph of 1000+ blocks and 8+ threads, another helper thread runs AMD on it while the
+ * others analyse the colouring's order (the result is the same as with one thread); it too
+ * has ended when ildl_setup returns. While a helper runs, the analysis uses one thread fewer
+ * if its threads would take every processor.
  *   n        order of A (> 0)
  *   rowptr, colind, values   CSR arrays (not modified; may be freed after return)
  *   opts     options, or NULL for the defaults
