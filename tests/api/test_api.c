@@ -133,12 +133,18 @@ static void test_call_order_and_untouched(void **state)
     /* refactor with values that are no longer symmetric or finite is refused */
     double *v2 = malloc(sizeof(double) * nnz);
     memcpy(v2, A.val, sizeof(double) * nnz);
+    /* two bad entries: the message names the first in row order, whichever thread finds it */
+    v2[nnz - 2] += 1.0;
     v2[1] += 1.0;
+    assert_true(A.col[1] != 0); /* an off-diagonal entry of row 0 */
     assert_int_equal(ildl_factor(h, v2), ILDL_ERR_NOT_SYMMETRIC);
+    assert_non_null(strstr(ildl_last_error(h), "a(0,"));
     assert_int_equal(ildl_solve(h, b, x), ILDL_ERR_CALL_ORDER);
     memcpy(v2, A.val, sizeof(double) * nnz);
+    v2[nnz - 1] = NAN;
     v2[0] = NAN;
     assert_int_equal(ildl_factor(h, v2), ILDL_ERR_NAN_INF);
+    assert_non_null(strstr(ildl_last_error(h), "value 0 "));
     free(v2);
     /* caller's arrays untouched by everything above */
     assert_memory_equal(A.rowptr, C.rowptr, sizeof(int64_t) * (A.n + 1));
