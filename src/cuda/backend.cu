@@ -167,6 +167,8 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
     cudaSetDevice(c->device);
     ildl_cuda_sqmr_free(c);
     ildl_cuda_capture_lock(); /* cudaFree synchronises the device */
+    for (int k = 0; k < 2; k++)
+        if (c->pinned[k]) cudaHostUnregister(c->pinned[k]);
     void *ptrs[] = {(void *)c->T.bstart, (void *)c->T.row_ptr, (void *)c->T.row, (void *)c->T.col,
                     (void *)c->T.col_ptr, (void *)c->T.col_tiles, (void *)c->T.col_diag, (void *)c->T.level_rows,
                     (void *)c->T.fwd_seq, (void *)c->T.bwd_seq, (void *)c->T.fwd_meta, (void *)c->T.bwd_meta,
@@ -688,6 +690,13 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     t1 = ildl_wtime();
     status = factor_run(c, prm, p->leftover);
     if (status) goto cleanup;
+    if (c->pinned[0] && c->stream) {
+        /* SQMR's copy of A's values, beside the factorization (page-locked: the host thread
+         * goes on at once); on SQMR's stream, which its products follow */
+        CU(cudaMemcpyAsync(c->d_aval, c->hostA->val, sizeof(double) * (size_t)c->hostA->rowptr[c->n],
+                           cudaMemcpyHostToDevice, c->stream));
+        c->aval_current = 1;
+    }
     CU(cudaMemcpyAsync(&hs, c->d_state, sizeof hs, cudaMemcpyDeviceToHost, c->fstream[0]));
     CU(cudaStreamSynchronize(c->fstream[0]));
     t2 = ildl_wtime();
@@ -723,6 +732,8 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
         st->t_stats = ildl_wtime() - t2;
     }
     CU(cudaStreamSynchronize(c->fstream[0]));
+    /* the caller may rewrite A's values (the next refactorization) once this returns */
+    if (c->aval_current && c->stream) CU(cudaStreamSynchronize(c->stream));
     c->factored = 1;
 cleanup:
     if (status) {
@@ -730,6 +741,7 @@ cleanup:
          * the factorization's streams when the caller retries (errors here are the same) */
         cudaStreamSynchronize(c->fstream[0]);
         cudaStreamSynchronize(c->fstream[1]);
+        if (c->stream) cudaStreamSynchronize(c->stream); /* A's values (page-locked copy) */
         ildl_msg(msg, msglen, "%s", g_cuda_msg[0] ? g_cuda_msg : ildl_strerror(status));
     }
     return status;
@@ -805,6 +817,28 @@ extern "C" int ildl_cuda_download_factor(ildl_cuda_ctx *c, ildl_tiles *T)
     T->diag_inverted = 1; /* the device factor is prepared for the solves */
 cleanup:
     return status;
+}
+
+extern "C" int ildl_cuda_pin_host(ildl_cuda_ctx *c, ildl_tiles *T)
+{
+    device_scope scope; /* the caller's context back on return */
+    const char *env = getenv("ILDL_PIN_HOST"); /* experiments: 0 leaves the arrays pageable */
+    if ((env && atoi(env) == 0) || !c->hostA || c->pinned[0] || cudaSetDevice(c->device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return ILDL_SUCCESS;
+    }
+    double t0 = ildl_wtime();
+    void *a[2] = {c->hostA->val, T->a_val};
+    size_t b[2] = {sizeof(double) * (size_t)c->hostA->rowptr[c->n], sizeof(double) * (size_t)T->a_ptr[T->ntiles]};
+    for (int k = 0; k < 2; k++) {
+        if (!a[k] || !b[k]) continue;
+        if (cudaHostRegister(a[k], b[k], cudaHostRegisterDefault) == cudaSuccess) c->pinned[k] = a[k];
+        else (void)cudaGetLastError(); /* not fatal: the copies stay pageable */
+    }
+    if (ildl_profiling())
+        fprintf(stderr, "ildl profile: %-32s %.4f s (%s, %s)\n", "cuda: host arrays page-locked", ildl_wtime() - t0,
+                c->pinned[0] ? "A" : "not A", c->pinned[1] ? "tiles" : "not tiles");
+    return ILDL_SUCCESS;
 }
 
 extern "C" int ildl_cuda_set_map(ildl_cuda_ctx *c, const int32_t *perm, const double *scale)

@@ -52,6 +52,7 @@ struct ildl_cuda_ctx {
     int32_t *d_acol;
     double *d_aval;
     const ildl_csr *hostA;
+    void *pinned[2];       /* host arrays page-locked by ildl_cuda_pin_host (A's values, T->a_val) */
     int factored;
     int aval_current;      /* d_aval holds the values of the last factorization (SQMR's products) */
     int single;            /* precision single: float factorization, only val32 (val NULL) */

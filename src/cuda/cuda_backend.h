@@ -64,6 +64,13 @@ int ildl_cuda_download_factor(ildl_cuda_ctx *c, ildl_tiles *T);
  * positions (after pivoting) to the user's rows that the solves use. */
 int ildl_cuda_set_map(ildl_cuda_ctx *c, const int32_t *perm, const double *scale);
 
+/* Page-lock the host arrays every factorization copies to the device: T->a_val and the
+ * values of the A given to ildl_cuda_create (both must outlive the context, which unlocks
+ * them). Their copies then run at full speed and asynchronously: A's values for SQMR go
+ * during the factorization instead of at the first solve. Optional: where the memory cannot
+ * be locked (or ILDL_PIN_HOST=0) nothing changes. Always ILDL_SUCCESS. */
+int ildl_cuda_pin_host(ildl_cuda_ctx *c, ildl_tiles *T);
+
 /* x <- (U^T D U)^{-1} x for a host vector in factored order (test hook). */
 int ildl_cuda_solve_factored(ildl_cuda_ctx *c, double *x);
 
