@@ -24,7 +24,7 @@ if [ "$MODE" != full ]; then
 fi
 echo "== GPU tests"
 timeout 480 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests.log" 2>&1; echo "cuda tests exit $?"
-grep -E "generated|SQMR|device apply|MISMATCH|PASSED|FAILED" "$OUTDIR/gpu-tests.log" | head -n 20
+grep -E "generated|SQMR|refactor round|device apply|MISMATCH|PASSED|FAILED" "$OUTDIR/gpu-tests.log" | head -n 24
 # shared matrices: how many factor/solve comparisons were bitwise equal, per configuration
 awk 'NF >= 6 && $1 ~ /mtx/ {n[$2]++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok[$2]++}
      END {for (c in n) printf "bitwise %-8s %d of %d\n", c, ok[c] + 0, n[c]}' "$OUTDIR/gpu-tests.log" | sort
@@ -44,6 +44,13 @@ ILDL_SF_VGLOBAL=1 ILDL_TEST_ORDERING=6 ILDL_MATRICES_DIR=/tmp/ildl-split timeout
 echo "cuda tests, GMC_FILL ordering, V_ii from global, exit $?"
 awk 'NF >= 6 && $1 ~ /mtx/ {n++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok++}
      END {printf "gmc-fill: bitwise %d of %d\n", ok + 0, n}' "$OUTDIR/gpu-tests-gmcfill.log"
+# A's values left pageable (ILDL_PIN_HOST=0: SQMR copies them at the first solve after each
+# factorization instead of during it): the agreement test, its refactorization test included
+ILDL_PIN_HOST=0 ILDL_MATRICES_DIR=/tmp/ildl-split timeout 480 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests-pageable.log" 2>&1
+echo "cuda tests, pageable copies of A's values, exit $?"
+awk 'NF >= 6 && $1 ~ /mtx/ {n++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok++}
+     END {printf "pageable: bitwise %d of %d\n", ok + 0, n}' "$OUTDIR/gpu-tests-pageable.log"
+grep -E "^refactor round" "$OUTDIR/gpu-tests-pageable.log"
 timeout 120 $B/tests/api_test_api > "$OUTDIR/api.log" 2>&1; echo "api tests exit $?"
 timeout 120 $B/tests/cuda_test_cuda_oom > "$OUTDIR/oom.log" 2>&1; echo "device memory exhaustion test exit $?"
 timeout 120 $B/tests/cuda_test_cuda_threads > "$OUTDIR/threads.log" 2>&1; echo "concurrent handles test exit $?"

@@ -452,6 +452,68 @@ static void test_api_iterations(void **state)
     ildl_csr_free(&A);
 }
 
+/* Refactorizations with new values through the API: the CUDA backend's solution is the CPU
+ * backend's, bit for bit, after each of three factorizations (values, other values, the first
+ * ones again), and meets tol on the system of the current values (the residual computed here
+ * with that matrix): SQMR's copy of A's values must follow every refactorization, whether it
+ * goes during the factorization (page-locked) or at the solve (ILDL_PIN_HOST=0). */
+static void test_refactor_values(void **state)
+{
+    (void)state;
+    if (!have_gpu()) { skip(); return; }
+    if (getenv("ILDL_TEST_SMALL")) { skip(); return; } /* sanitizer runs: factor and solve only */
+    ildl_csr A;
+    ildl_test_laplace2d(40, 0.3, &A);
+    int32_t n = A.n;
+    int64_t nnz = A.rowptr[n];
+    double *v2 = malloc(sizeof(double) * (size_t)nnz), *ones = malloc(sizeof(double) * n);
+    for (int32_t i = 0; i < n; i++) ones[i] = 1.0;
+    for (int32_t i = 0; i < n; i++) /* a different shift: still symmetric, still indefinite */
+        for (int64_t p = A.rowptr[i]; p < A.rowptr[i + 1]; p++) v2[p] = A.val[p] + (A.col[p] == i ? 0.05 : 0.0);
+    const double *vals[3] = {A.val, v2, A.val};
+    double *x[2], *b = malloc(sizeof(double) * n);
+    ildl_handle *h[2];
+    for (int be = 0; be < 2; be++) {
+        ildl_options o;
+        ildl_options_default(&o);
+        o.backend = be ? ILDL_BACKEND_CUDA : ILDL_BACKEND_CPU;
+        x[be] = malloc(sizeof(double) * n);
+        assert_int_equal(ildl_setup(n, A.rowptr, A.col, A.val, &o, &h[be]), ILDL_SUCCESS);
+    }
+    for (int round = 0; round < 3; round++) {
+        ildl_csr Ar = A;
+        Ar.val = (double *)vals[round];
+        ildl_csr_matvec(&Ar, ones, b);
+        ildl_info info[2];
+        for (int be = 0; be < 2; be++) {
+            assert_int_equal(ildl_factor(h[be], round ? vals[round] : NULL), ILDL_SUCCESS);
+            assert_int_equal(ildl_solve(h[be], b, x[be]), ILDL_SUCCESS);
+            assert_int_equal(ildl_get_info(h[be], &info[be]), ILDL_SUCCESS);
+        }
+        double *w = malloc(sizeof(double) * n), rr = 0.0, bb = 0.0;
+        ildl_csr_matvec(&Ar, x[1], w);
+        for (int32_t i = 0; i < n; i++) {
+            rr += (b[i] - w[i]) * (b[i] - w[i]);
+            bb += b[i] * b[i];
+        }
+        free(w);
+        double res = sqrt(rr / bb);
+        printf("refactor round %d: iterations cpu %d cuda %d, true residual %.2e (reported %.2e), bitwise %d\n",
+               round, info[0].iterations, info[1].iterations, res, info[1].true_residual,
+               memcmp(x[0], x[1], sizeof(double) * n) == 0);
+        assert_int_equal(info[0].iterations, info[1].iterations);
+        assert_true(memcmp(x[0], x[1], sizeof(double) * n) == 0);
+        assert_true(info[1].converged && res <= 1e-6);
+        assert_true(fabs(res - info[1].true_residual) <= 1e-3 * res);
+    }
+    for (int be = 0; be < 2; be++) {
+        ildl_destroy(h[be]);
+        free(x[be]);
+    }
+    free(v2); free(ones); free(b);
+    ildl_csr_free(&A);
+}
+
 /* ildl_apply with device vectors on a caller's non-blocking stream gives the host apply's
  * bits; an ildl_factor called while such applies are still queued waits for them (they see
  * the old factor whole), and later applies see the new factor; captured into the caller's
@@ -537,6 +599,7 @@ int main(void)
         cmocka_unit_test(test_generated),
         cmocka_unit_test(test_atomic_leftover),
         cmocka_unit_test(test_api_iterations),
+        cmocka_unit_test(test_refactor_values),
         cmocka_unit_test(test_device_apply),
         cmocka_unit_test(test_shared),
     };
