@@ -223,7 +223,10 @@ const char *ildl_version(void);
  * block graph of 1000+ blocks and 8+ threads, another helper thread runs AMD on it while the
  * others analyse the colouring's order (the result is the same as with one thread); it too
  * has ended when ildl_setup returns. While a helper runs, the analysis uses one thread fewer
- * if its threads would take every processor.
+ * if its threads would take every processor. With the CUDA backend the handle page-locks its
+ * own two copies of A's values (8 bytes per stored entry of A and per stored entry of its
+ * upper triangle) until ildl_destroy, so that each factorization's copies to the device are
+ * fast and asynchronous; where that fails they stay pageable. The caller's arrays never are.
  *   n        order of A (> 0)
  *   rowptr, colind, values   CSR arrays (not modified; may be freed after return)
  *   opts     options, or NULL for the defaults
