@@ -182,7 +182,7 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
                     (void *)c->d_acol, (void *)c->d_aval, (void *)c->d_done_f,
                     (void *)c->d_done_b, (void *)c->d_epoch, (void *)c->d_tickets, (void *)c->T.val32, (void *)c->d_tile_rr,
                     (void *)c->d_tile_s, (void *)c->d_sweep, (void *)c->d_slot_size, (void *)c->d_perm, (void *)c->d_scale,
-                    (void *)c->d_totals, (void *)c->T.sf_items_f, (void *)c->T.sf_items_b,
+                    (void *)c->d_totals, (void *)c->T.sf_items_f, (void *)c->T.sf_items_b, (void *)c->T.sf_rec_f, (void *)c->T.sf_rec_b,
                     (void *)c->T.sf_scr_f, (void *)c->T.sf_scr_b, (void *)c->T.sf_scratch,
                     (void *)c->T.sf_count};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++)
@@ -391,6 +391,8 @@ static cudaError_t sf_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const in
     D.sf_nitems_b = nitems[1];
     e = upload((int2 **)&D.sf_items_f, items, (size_t)nitems[0], c);
     if (e == cudaSuccess) e = upload((int2 **)&D.sf_items_b, items + nitems[0], (size_t)nitems[1], c);
+    if (e == cudaSuccess) e = alloc(&D.sf_rec_f, (size_t)nitems[0], c); /* filled by solve_meta_launch */
+    if (e == cudaSuccess) e = alloc(&D.sf_rec_b, (size_t)nitems[1], c);
     if (e == cudaSuccess) e = upload((int64_t **)&D.sf_scr_f, scr, (size_t)nb, c);
     if (e == cudaSuccess) e = upload((int64_t **)&D.sf_scr_b, scr + nb + 1, (size_t)nb, c);
     if (e == cudaSuccess)

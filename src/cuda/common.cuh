@@ -58,6 +58,16 @@ struct __align__(16) solve_meta {
 };
 #define SOLVE_META_OFF_BITS 40
 
+/* What a sync-free sweep needs to start a work item, packed per ticket (one 32-byte load
+ * instead of a chain of four dependent ones: the item, its row, the row's tile range, its
+ * V_ii offset); rebuilt after every factorization (u0 moves). u0: V_ii's offset in val; q0:
+ * the first of the row's tiles in fwd_seq/bwd_seq order; nq: their count; mc: rows of the
+ * block | (chunk + 1) << 8, chunk = -1 for a whole row (sf_items). */
+struct __align__(16) sf_rowrec {
+    long long u0, q0;
+    int32_t i, b0, nq, mc;
+};
+
 /* Device copies of the tile store arrays (same names and meaning as ildl_tiles). */
 struct dev_tiles {
     int32_t n, nb;
@@ -89,6 +99,7 @@ struct dev_tiles {
      * items in ticket order, x = the row's position in level_rows, y = its chunk (or -1: the
      * whole row); per row, the first of its tiles' partial sums in scratch (-1: not split) */
     const int2 *sf_items_f, *sf_items_b;
+    sf_rowrec *sf_rec_f, *sf_rec_b; /* [sf_nitems_*] the items' records (solve_meta_launch) */
     int32_t sf_nitems_f, sf_nitems_b;
     int32_t sf_chunk;       /* tiles per item of a split row */
     const int64_t *sf_scr_f, *sf_scr_b;

@@ -178,7 +178,10 @@ __device__ __forceinline__ void trace_row_end(int dir, int32_t nb, int t, int32_
     r[8] = s_trace_mark[0];
     r[9] = s_trace_mark[1];
 }
+/* The level position of ticket t's row (the trace's records are per position). */
+__device__ __forceinline__ int trace_pos(const int2 *items, int t) { return items[t].x; }
 #else
+__device__ __forceinline__ int trace_pos(const int2 *, int) { return 0; }
 __device__ __forceinline__ unsigned long long trace_row_begin() { return 0; }
 __device__ __forceinline__ void trace_row_end(int, int32_t, int, int32_t, unsigned long long) {}
 #define TRACE_WAITED(dep) ((void)0)
@@ -248,11 +251,30 @@ template <bool FORWARD> __global__ void k_solve_meta(dev_tiles T)
     (FORWARD ? T.fwd_meta : T.bwd_meta)[q] = x;
 }
 
+/* The sync-free items' records (sf_rowrec) of one direction, one thread per item. */
+template <bool FORWARD> __global__ void k_sf_records(dev_tiles T)
+{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= (FORWARD ? T.sf_nitems_f : T.sf_nitems_b)) return;
+    int2 item = (FORWARD ? T.sf_items_f : T.sf_items_b)[t];
+    int32_t i = T.level_rows[item.x];
+    sf_rowrec r;
+    r.i = i;
+    r.b0 = T.bstart[i];
+    r.u0 = T.off[T.row_ptr[i]];
+    r.q0 = FORWARD ? T.col_ptr[i] : T.row_ptr[i] + 1;
+    r.nq = (int32_t)((FORWARD ? T.col_diag[i] : T.row_ptr[i + 1]) - r.q0);
+    r.mc = (T.bstart[i + 1] - r.b0) | ((item.y + 1) << 8);
+    (FORWARD ? T.sf_rec_f : T.sf_rec_b)[t] = r;
+}
+
 void solve_meta_launch(const dev_tiles &T, cudaStream_t s)
 {
     unsigned grid = (unsigned)((T.ntiles + 255) / 256);
     k_solve_meta<true><<<grid, 256, 0, s>>>(T);
     k_solve_meta<false><<<grid, 256, 0, s>>>(T);
+    if (T.sf_rec_f) k_sf_records<true><<<(unsigned)((T.sf_nitems_f + 255) / 256), 256, 0, s>>>(T);
+    if (T.sf_rec_b) k_sf_records<false><<<(unsigned)((T.sf_nitems_b + 255) / 256), 256, 0, s>>>(T);
 }
 
 /* Stored factor value p in the staging type S: float exactly when the factor is stored in float
@@ -517,6 +539,38 @@ template <typename S> __device__ __forceinline__ double vii_forward_global(doubl
     return xv + s;
 }
 
+/* Where a block row's data is: its number, first row and size, V_ii's offset, its tiles'
+ * positions [q0, qend) in the direction's order. From a sync-free record, or from T. */
+struct row_at {
+    int32_t i, b0;
+    int mi;
+    int64_t u0, q0, qend;
+};
+
+__device__ __forceinline__ row_at row_from_rec(const sf_rowrec &r)
+{
+    row_at a;
+    a.i = r.i;
+    a.b0 = r.b0;
+    a.mi = r.mc & 255;
+    a.u0 = r.u0;
+    a.q0 = r.q0;
+    a.qend = r.q0 + r.nq;
+    return a;
+}
+
+template <bool FORWARD> __device__ __forceinline__ row_at row_from_tiles(const dev_tiles &T, int32_t i)
+{
+    row_at a;
+    a.i = i;
+    a.b0 = T.bstart[i];
+    a.mi = T.bstart[i + 1] - a.b0;
+    a.u0 = T.off[T.row_ptr[i]];
+    a.q0 = FORWARD ? T.col_ptr[i] : T.row_ptr[i] + 1;
+    a.qend = FORWARD ? T.col_diag[i] : T.row_ptr[i + 1];
+    return a;
+}
+
 /* x_i <- U_ii^-T (x_i - sum_k U_ki^T x_k) by the W warps of a block: warp w takes tiles
  * w, w + W, ... of each group of PARTS_FORWARD tiles at its own pace (no barrier between its
  * tiles, so one warp's wait does not hold the others); warp 0 then subtracts the group's sums
@@ -526,7 +580,7 @@ template <typename S> __device__ __forceinline__ double vii_forward_global(doubl
  * with nothing left to stage or gather after it.
  * Shared memory (smem_bytes): a staging tile per warp, V_ii, the partial sums. */
 template <int W, bool SF, typename S, bool VG = false>
-__device__ void row_forward(const dev_tiles &T, int32_t i, const double *xin, double *x, double *smem,
+__device__ void row_forward(const dev_tiles &T, const row_at &ra, const double *xin, double *x, double *smem,
                             const int *done, int epoch)
 {
     constexpr int P = PARTS_FORWARD;
@@ -535,14 +589,14 @@ __device__ void row_forward(const dev_tiles &T, int32_t i, const double *xin, do
     S *us = reinterpret_cast<S *>(smem) + w * STILE, *ud = reinterpret_cast<S *>(smem) + W * STILE;
     /* 8-byte aligned: W * STILE (+ TILE) is even; VG: no V_ii in shared memory */
     double *part = reinterpret_cast<double *>(VG ? ud : ud + TILE);
-    int mi = dev_bsize(T, i);
-    double *xi = x + T.bstart[i];
-    double xv = (w == 0 && c < mi) ? ld_dep<SF>(xin + T.bstart[i] + c) : 0.0;
-    const int64_t u0 = T.off[T.row_ptr[i]];
+    int mi = ra.mi;
+    double *xi = x + ra.b0;
+    double xv = (w == 0 && c < mi) ? ld_dep<SF>(xin + ra.b0 + c) : 0.0;
+    const int64_t u0 = ra.u0;
     if (w == 0 && VG) prefetch_vii<S>(T, u0, mi); /* V_ii = U_ii^-1 for the end, asked for now */
     if (w == 0 && !VG) /* V_ii for the end, loaded now */
         for (int e = c; e < mi * mi; e += LD) ud[e] = stage_val<S>(T, u0 + e);
-    int64_t q0 = T.col_ptr[i], qend = T.col_diag[i];
+    int64_t q0 = ra.q0, qend = ra.qend;
     for (int64_t cb = q0; cb < qend; cb += P) {
         int ng = (int)(qend - cb < P ? qend - cb : P);
         gather_meta<true>(T, cb, ng, &meta);
@@ -566,7 +620,7 @@ __device__ void row_forward(const dev_tiles &T, int32_t i, const double *xin, do
  * with ld SLD: lane r reads row r, and an unpadded 32-column tile would put every lane on one
  * bank. */
 template <int W, bool SF, typename S>
-__device__ void row_backward(const dev_tiles &T, int32_t i, const double *xin, double *x, double *smem,
+__device__ void row_backward(const dev_tiles &T, const row_at &ra, const double *xin, double *x, double *smem,
                              const int *done, int epoch)
 {
     constexpr int P = PARTS_BACKWARD;
@@ -574,14 +628,14 @@ __device__ void row_backward(const dev_tiles &T, int32_t i, const double *xin, d
     int w = threadIdx.x >> 5, r = threadIdx.x & 31;
     S *us = reinterpret_cast<S *>(smem) + w * STILE, *ud = reinterpret_cast<S *>(smem) + W * STILE;
     double *part = reinterpret_cast<double *>(ud + STILE); /* 8-byte aligned: (W + 1) * STILE is even */
-    int mi = dev_bsize(T, i);
-    double *xi = x + T.bstart[i];
-    double xv = (w == 0 && r < mi) ? ld_dep<SF>(xin + T.bstart[i] + r) : 0.0;
-    const int64_t u0 = T.off[T.row_ptr[i]];
+    int mi = ra.mi;
+    double *xi = x + ra.b0;
+    double xv = (w == 0 && r < mi) ? ld_dep<SF>(xin + ra.b0 + r) : 0.0;
+    const int64_t u0 = ra.u0;
     if (w == 0) /* V_ii = U_ii^-1 for the end, loaded now */
         for (int rr = 0; rr < mi; rr++)
             if (r < mi) ud[rr * SLD + r] = stage_val<S>(T, u0 + (int64_t)rr * mi + r);
-    int64_t t0 = T.row_ptr[i] + 1, tend = T.row_ptr[i + 1];
+    int64_t t0 = ra.q0, tend = ra.qend;
     for (int64_t cb = t0; cb < tend; cb += P) {
         int ng = (int)(tend - cb < P ? tend - cb : P);
         gather_meta<false>(T, cb, ng, &meta);
@@ -674,7 +728,7 @@ template <int W, typename S> __global__ void __launch_bounds__(W * 32) k_forward
 {
     extern __shared__ double smem[];
     if (*skip) return;
-    row_forward<W, false, S>(T, rows[blockIdx.x], x, x, smem, NULL, 0);
+    row_forward<W, false, S>(T, row_from_tiles<true>(T, rows[blockIdx.x]), x, x, smem, NULL, 0);
 }
 
 template <int W, typename S> __global__ void __launch_bounds__(W * 32) k_backward_level(dev_tiles T, const int32_t *rows, double *x,
@@ -682,7 +736,7 @@ template <int W, typename S> __global__ void __launch_bounds__(W * 32) k_backwar
 {
     extern __shared__ double smem[];
     if (*skip) return;
-    row_backward<W, false, S>(T, rows[blockIdx.x], x, x, smem, NULL, 0);
+    row_backward<W, false, S>(T, row_from_tiles<false>(T, rows[blockIdx.x]), x, x, smem, NULL, 0);
 }
 
 /* ------------------------------------------------------------ sync-free schedule */
@@ -716,17 +770,19 @@ __global__ void __launch_bounds__(W * 32) k_forward_syncfree(dev_tiles T, const 
     for (;;) {
         int t = sf_take(ticket, &slot);
         if (t >= T.sf_nitems_f) break;
-        int2 item = T.sf_items_f[t];
-        int32_t i = T.level_rows[item.x];
-        if (item.y >= 0) { /* a chunk of a split row */
-            if (row_chunk<W, S, true, VG>(T, i, item.y, xin, x, smem, done, ep) && threadIdx.x < 32 && c_sf_protocol != 2)
+        const sf_rowrec rec = T.sf_rec_f[t];
+        int32_t i = rec.i, chunk = (rec.mc >> 8) - 1;
+        if (chunk >= 0) { /* a chunk of a split row */
+            if (row_chunk<W, S, true, VG>(T, i, chunk, xin, x, smem, done, ep) && threadIdx.x < 32 && c_sf_protocol != 2)
                 sf_publish(done, i, ep);
             continue;
         }
         unsigned long long t_claim = trace_row_begin();
-        row_forward<W, true, S, VG>(T, i, xin, x, smem, done, ep);
+        /* the row's data from T, not the record: the record made this kernel 17-21% slower
+         * (its code, not its loads: perf-notes §48); the ticket's row still comes from it */
+        row_forward<W, true, S, VG>(T, row_from_tiles<true>(T, i), xin, x, smem, done, ep);
         if (threadIdx.x < 32 && c_sf_protocol != 2) sf_publish(done, i, ep);
-        trace_row_end(0, T.nb, item.x, i, t_claim);
+        trace_row_end(0, T.nb, trace_pos(T.sf_items_f, t), i, t_claim);
     }
 }
 
@@ -741,17 +797,17 @@ __global__ void __launch_bounds__(W * 32) k_backward_syncfree(dev_tiles T, const
     for (;;) {
         int t = sf_take(ticket, &slot);
         if (t >= T.sf_nitems_b) break;
-        int2 item = T.sf_items_b[t];
-        int32_t i = T.level_rows[item.x];
-        if (item.y >= 0) { /* a chunk of a split row */
-            if (row_chunk<W, S, false>(T, i, item.y, xin, x, smem, done, ep) && threadIdx.x < 32 && c_sf_protocol != 2)
+        const sf_rowrec rec = T.sf_rec_b[t];
+        int32_t i = rec.i, chunk = (rec.mc >> 8) - 1;
+        if (chunk >= 0) { /* a chunk of a split row */
+            if (row_chunk<W, S, false>(T, i, chunk, xin, x, smem, done, ep) && threadIdx.x < 32 && c_sf_protocol != 2)
                 sf_publish(done, i, ep);
             continue;
         }
         unsigned long long t_claim = trace_row_begin();
-        row_backward<W, true, S>(T, i, xin, x, smem, done, ep);
+        row_backward<W, true, S>(T, row_from_rec(rec), xin, x, smem, done, ep);
         if (threadIdx.x < 32 && c_sf_protocol != 2) sf_publish(done, i, ep);
-        trace_row_end(1, T.nb, T.nb - 1 - item.x, i, t_claim);
+        trace_row_end(1, T.nb, T.nb - 1 - trace_pos(T.sf_items_b, t), i, t_claim);
     }
 }
 
