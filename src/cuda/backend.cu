@@ -178,7 +178,7 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
                     (void *)c->T.d_off, (void *)c->T.piv_type, (void *)c->d_rowbase,
                     (void *)c->d_inflight, (void *)c->d_need, (void *)c->d_res, (void *)c->d_rownorm,
                     (void *)c->d_state, (void *)c->d_pair_hint, (void *)c->d_q, (void *)c->d_qs,
-                    (void *)c->d_w, (void *)c->d_r, (void *)c->d_z, (void *)c->d_arow,
+                    (void *)c->d_qinv, (void *)c->d_w, (void *)c->d_r, (void *)c->d_z, (void *)c->d_arow,
                     (void *)c->d_acol, (void *)c->d_aval, (void *)c->d_done_f,
                     (void *)c->d_done_b, (void *)c->d_epoch, (void *)c->d_tickets, (void *)c->T.val32, (void *)c->d_tile_rr,
                     (void *)c->d_tile_s, (void *)c->d_sweep, (void *)c->d_slot_size, (void *)c->d_perm, (void *)c->d_scale,
@@ -566,6 +566,7 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         c->n = T->n;
         CU(alloc(&c->d_q, (size_t)T->n, B));
         CU(alloc(&c->d_qs, (size_t)T->n, B));
+        CU(alloc(&c->d_qinv, (size_t)T->n, B));
         CU(alloc(&c->d_perm, (size_t)T->n, B));
         CU(alloc(&c->d_scale, (size_t)T->n, B));
         CU(alloc(&c->d_totals, 1, B));
@@ -650,13 +651,15 @@ __global__ void __launch_bounds__(STATS_THREADS) k_factor_stats(dev_tiles T, fac
 
 /* Factored position -> user row and its scale: block b's factored row r is analysed row
  * bstart[b] + piv[r] (build_factored_map in src/api.c, for the CPU backend). One warp per block. */
-__global__ void k_build_map(dev_tiles T, const int32_t *perm, const double *scale, int32_t *q, double *qs)
+__global__ void k_build_map(dev_tiles T, const int32_t *perm, const double *scale, int32_t *q, double *qs,
+                            int32_t *qinv)
 {
     int32_t b = blockIdx.x, k = T.bstart[b] + threadIdx.x;
     if (k < T.bstart[b + 1]) {
         int32_t orig = perm[T.bstart[b] + T.piv[k]];
         q[k] = orig;
         qs[k] = scale[orig];
+        qinv[orig] = k;
     }
 }
 
@@ -710,7 +713,7 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     solve_meta_launch(c->T, c->fstream[0]);
     CU_LAUNCH();
     if (c->have_map) {
-        k_build_map<<<c->nb, 32, 0, c->fstream[0]>>>(c->T, c->d_perm, c->d_scale, c->d_q, c->d_qs);
+        k_build_map<<<c->nb, 32, 0, c->fstream[0]>>>(c->T, c->d_perm, c->d_scale, c->d_q, c->d_qs, c->d_qinv);
         CU_LAUNCH();
     }
     if (st) {
@@ -880,11 +883,26 @@ static void trace_dump(ildl_cuda_ctx *c, const char *path)
 }
 #endif
 
-/* x (device, factored order) <- (U^T D U)^{-1} x on stream s. */
-static int solve_device(ildl_cuda_ctx *c, double *x, cudaStream_t s)
+__global__ void k_gather(int32_t n, const int32_t *q, const double *qs, const double *r, double *w, const int *skip)
+{
+    if (*skip) return;
+    int32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) w[k] = qs[k] * r[q[k]];
+}
+
+/* x (device, factored order) <- (U^T D U)^{-1} x on stream s; when r is not NULL, x is first
+ * set to qs .* r[q] (the gather of a preconditioner application, fused with the sync-free
+ * sweeps' first launch where there is one). */
+static int solve_device(ildl_cuda_ctx *c, double *x, const double *r, cudaStream_t s)
 {
     int status = ILDL_SUCCESS;
     const int WF = c->solve_warps_f, WB = c->solve_warps_b;
+    const unsigned nblk = (unsigned)((c->n + 255) / 256);
+    const int values = c->schedule == ILDL_SCHEDULE_SYNCFREE && c->sf_protocol == 2;
+    if (r && !values) {
+        k_gather<<<nblk, 256, 0, s>>>(c->n, c->d_q, c->d_qs, r, x, c->d_skip);
+        CU_LAUNCH();
+    }
     if (c->schedule == ILDL_SCHEDULE_SYNCFREE) {
         /* ILDL_CUDA_PROFILE: time the two sweeps of a solve that is not being captured */
         cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
@@ -892,12 +910,10 @@ static int solve_device(ildl_cuda_ctx *c, double *x, cudaStream_t s)
                    cap == cudaStreamCaptureStatusNone;
         /* protocol 2: x -> (forward) d_sweep -> (D) d_sweep -> (backward) x, each sweep writing
          * into a vector set to "unset" just before; else both sweeps in place on x */
-        const int values = c->sf_protocol == 2;
         double *y = values ? c->d_sweep : x;
-        const unsigned nblk = (unsigned)((c->n + 255) / 256);
         if (prof) CU(cudaEventRecord(c->ev[0], s));
-        if (values) /* also what k_syncfree_begin does */
-            k_sf_unset<<<nblk, 256, 0, s>>>(y, c->n, c->d_epoch, c->d_tickets, c->d_skip);
+        if (values) /* also what k_syncfree_begin does, and the gather */
+            k_sf_unset<<<nblk, 256, 0, s>>>(y, c->n, c->d_epoch, c->d_tickets, c->d_skip, c->d_q, c->d_qs, r, x);
         else
             k_syncfree_begin<<<1, 1, 0, s>>>(c->d_epoch, c->d_tickets, c->d_skip);
         CU_LAUNCH();
@@ -985,18 +1001,11 @@ extern "C" int ildl_cuda_solve_factored(ildl_cuda_ctx *c, double *x)
     if (!c->factored) return ILDL_ERR_CALL_ORDER;
     CU(cudaSetDevice(c->device));
     CU(cudaMemcpy(c->d_w, x, sizeof(double) * (size_t)c->n, cudaMemcpyHostToDevice));
-    status = solve_device(c, c->d_w, 0);
+    status = solve_device(c, c->d_w, NULL, 0);
     if (status) goto cleanup;
     CU(cudaMemcpy(x, c->d_w, sizeof(double) * (size_t)c->n, cudaMemcpyDeviceToHost));
 cleanup:
     return status;
-}
-
-__global__ void k_gather(int32_t n, const int32_t *q, const double *qs, const double *r, double *w, const int *skip)
-{
-    if (*skip) return;
-    int32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k < n) w[k] = qs[k] * r[q[k]];
 }
 
 __global__ void k_scatter(int32_t n, const int32_t *q, const double *qs, const double *w, double *z, const int *skip)
@@ -1006,16 +1015,19 @@ __global__ void k_scatter(int32_t n, const int32_t *q, const double *qs, const d
     if (k < n) z[q[k]] = qs[k] * w[k];
 }
 
+/* c->d_w = (U^T D U)^{-1} (qs .* r[q]) (factored order) for a device vector r in the user's
+ * ordering, on stream s (capturable): a preconditioner application up to its scatter. */
+int ildl_cuda_apply_to_w(ildl_cuda_ctx *c, const double *r, cudaStream_t s)
+{
+    return solve_device(c, c->d_w, r, s);
+}
+
 /* z = M^{-1} r with r, z device vectors in the user's ordering. */
 int ildl_cuda_apply_device(ildl_cuda_ctx *c, const double *r, double *z, cudaStream_t s)
 {
-    int status = ILDL_SUCCESS;
-    int g = (c->n + 255) / 256;
-    k_gather<<<g, 256, 0, s>>>(c->n, c->d_q, c->d_qs, r, c->d_w, c->d_skip);
-    CU_LAUNCH();
-    status = solve_device(c, c->d_w, s);
+    int status = ildl_cuda_apply_to_w(c, r, s);
     if (status) goto cleanup;
-    k_scatter<<<g, 256, 0, s>>>(c->n, c->d_q, c->d_qs, c->d_w, z, c->d_skip);
+    k_scatter<<<(c->n + 255) / 256, 256, 0, s>>>(c->n, c->d_q, c->d_qs, c->d_w, z, c->d_skip);
     CU_LAUNCH();
 cleanup:
     return status;

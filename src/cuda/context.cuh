@@ -41,6 +41,7 @@ struct ildl_cuda_ctx {
     int32_t *level_ptr;    /* host copy */
     int32_t *d_q;
     double *d_qs;
+    int32_t *d_qinv;       /* q's inverse: user row -> factored position (SQMR's fused scatter) */
     int32_t *d_perm;       /* analysed position -> user row (ildl_cuda_set_map) */
     double *d_scale;       /* per user row */
     int have_map;          /* d_perm and d_scale hold the analysis: factorizations build d_q, d_qs */
@@ -73,7 +74,8 @@ struct ildl_cuda_ctx {
     const int *d_skip;     /* what the solve kernels read to skip (solve.cu): d_tickets + 2, or
                               SQMR's halt flag while its iteration is captured */
     /* SQMR (sqmr.cu): device vectors, scalars, partial sums and the captured iteration */
-    double *d_b, *d_x, *d_t, *d_qv, *d_d, *d_u, *d_xbest, *d_part;
+    double *d_b, *d_x, *d_t, *d_qv, *d_d, *d_u, *d_xbest, *d_part; /* d_part: 2 x ILDL_DOT_BLOCKS */
+    int *d_count;          /* blocks arrived at the end of a fused SQMR kernel (last_block) */
     struct sqmr_scalars *d_S;
     cudaStream_t stream;
     cudaGraphExec_t g_full, g_dir;
@@ -88,6 +90,8 @@ cudaError_t factor_configure(void);
 
 /* z = M^{-1} r for device vectors in the user's ordering, on stream s (capturable). */
 int ildl_cuda_apply_device(ildl_cuda_ctx *c, const double *r, double *z, cudaStream_t s);
+/* The same up to the scatter: c->d_w = (U^T D U)^{-1} (qs .* r[q]) in the factored order. */
+int ildl_cuda_apply_to_w(ildl_cuda_ctx *c, const double *r, cudaStream_t s);
 
 /* Allocate SQMR's vectors and capture its iteration graphs (idempotent). */
 int ildl_cuda_sqmr_prepare(ildl_cuda_ctx *c);

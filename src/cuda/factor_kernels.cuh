@@ -71,7 +71,9 @@ cudaError_t solve_configure(int warps_f, int warps_b, bool float_tiles, bool vg,
 void solve_launch(int warps, int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
                   const double *xin, double *x, int *done, int *ticket, const int *epoch, const int *skip);
 /* Protocol 2 of the sync-free solves: v[0..n) <- the "not written yet" value, and (one thread)
- * what k_syncfree_begin does: one launch before the forward sweep instead of two. */
-__global__ void k_sf_unset(double *v, int32_t n, int *epoch, int *tickets, const int *skip);
+ * what k_syncfree_begin does: one launch before the forward sweep instead of two; with r not
+ * NULL also the gather w[k] = qs[k] r[q[k]] (backend.cu's k_gather). */
+__global__ void k_sf_unset(double *v, int32_t n, int *epoch, int *tickets, const int *skip, const int32_t *q,
+                           const double *qs, const double *r, double *w);
 
 #endif

@@ -920,8 +920,10 @@ void solve_launch(int warps, int kind, unsigned grid, cudaStream_t s, const dev_
     else launch_s<double>(warps, kind, grid, s, T, rows, xin, x, done, ticket, epoch, skip);
 }
 
-/* v <- SF_UNSET (protocol 2: before a sweep writes v); the sweep's epoch and tickets too. */
-__global__ void k_sf_unset(double *v, int32_t n, int *epoch, int *tickets, const int *skip)
+/* v <- SF_UNSET (protocol 2: before a sweep writes v); the sweep's epoch and tickets too; and,
+ * when r is not NULL, w = qs .* r[q] (the preconditioner's gather, in the same pass). */
+__global__ void k_sf_unset(double *v, int32_t n, int *epoch, int *tickets, const int *skip, const int32_t *q,
+                           const double *qs, const double *r, double *w)
 {
     if (*skip) return;
     int32_t k = blockIdx.x * blockDim.x + threadIdx.x;
@@ -930,7 +932,10 @@ __global__ void k_sf_unset(double *v, int32_t n, int *epoch, int *tickets, const
         tickets[0] = 0;
         tickets[1] = 0;
     }
-    if (k < n) v[k] = __longlong_as_double(SF_UNSET);
+    if (k < n) {
+        v[k] = __longlong_as_double(SF_UNSET);
+        if (r) w[k] = qs[k] * r[q[k]];
+    }
 }
 
 /* x <- D^-1 x (1x1 and 2x2 pivots); one thread per row, the first of a 2x2 does both. */

@@ -30,13 +30,12 @@ struct sqmr_scalars {
 
 /* ------------------------------------------------------------ kernels */
 
-__global__ void k_dot_part(int32_t n, const double *x, const double *y, double *part)
+/* The block's share of a fixed-order inner product (reduce.h): its ILDL_DOT_THREADS lane
+ * sums combined by halving, written to part[blockIdx.x]. Every thread of the block calls it. */
+__device__ __forceinline__ void block_part(double s, double *part)
 {
     __shared__ double v[ILDL_DOT_THREADS];
     int t = threadIdx.x;
-    int64_t p = (int64_t)blockIdx.x * ILDL_DOT_THREADS + t;
-    double s = 0.0;
-    for (int64_t i = p; i < n; i += ILDL_DOT_LANES) s += x[i] * y[i];
     v[t] = s;
     __syncthreads();
     for (int st = ILDL_DOT_THREADS / 2; st > 0; st >>= 1) {
@@ -44,6 +43,39 @@ __global__ void k_dot_part(int32_t n, const double *x, const double *y, double *
         __syncthreads();
     }
     if (t == 0) part[blockIdx.x] = v[0];
+}
+
+/* The first index of this thread's lane in reduce.h's order (kernels of ILDL_DOT_BLOCKS x
+ * ILDL_DOT_THREADS threads visit i = lane, lane + ILDL_DOT_LANES, ...). */
+__device__ __forceinline__ int64_t dot_lane(void)
+{
+    return (int64_t)blockIdx.x * ILDL_DOT_THREADS + threadIdx.x;
+}
+
+__global__ void k_dot_part(int32_t n, const double *x, const double *y, double *part)
+{
+    double s = 0.0;
+    for (int64_t i = dot_lane(); i < n; i += ILDL_DOT_LANES) s += x[i] * y[i];
+    block_part(s, part);
+}
+
+/* 1 in every thread of the block that arrives last at *count, 0 in the others; the earlier
+ * blocks' writes (each thread fences its own) are visible to the last one, and the count is 0
+ * again for the next kernel. Every thread of every block calls it. */
+__device__ __forceinline__ int last_block(int *count)
+{
+    __shared__ int last;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        last = atomicAdd(count, 1) == (int)gridDim.x - 1;
+        if (last) {
+            atomicExch(count, 0);
+            __threadfence();
+        }
+    }
+    __syncthreads();
+    return last;
 }
 
 __device__ double d_sum_parts(const double *part)
@@ -70,55 +102,94 @@ __global__ void k_residual(int32_t n, const double *b, double *w)
     if (i < n) w[i] = b[i] - w[i];
 }
 
-__global__ void k_sigma(sqmr_scalars *S, const double *part)
+/* The fused kernels below (ILDL_DOT_BLOCKS x ILDL_DOT_THREADS threads, reduce.h's lanes) do
+ * the work of the single-purpose ones above in fewer passes and launches, with the same
+ * operations in the same order: the same bits. Each block's thread 0 derives the step's
+ * scalar from the partial sums itself (every block finds the same value and the same
+ * breakdown); the scalars that the kernel's blocks read are stored by the block that
+ * finishes last (last_block), so no block sees them change. */
+
+/* sigma = q^T t (part_in), alpha = rho / sigma, r -= alpha t, and r^T r's block sums into
+ * part_out: k_sigma, k_axpy_r and an inner product in one pass. */
+__global__ void __launch_bounds__(ILDL_DOT_THREADS)
+k_step_r(sqmr_scalars *S, int32_t n, double *__restrict__ r, const double *__restrict__ t,
+         const double *part_in, double *part_out)
 {
-    if (S->halt) return;
-    double sigma = d_sum_parts(part);
-    if (sigma == 0.0 || !isfinite(sigma)) { S->halt = HALT_BREAKDOWN; return; }
-    double alpha = S->rho / sigma;
-    if (!isfinite(alpha)) { S->halt = HALT_BREAKDOWN; return; }
-    S->alpha = alpha;
+    __shared__ double sh_alpha;
+    __shared__ int sh_go;
+    if (threadIdx.x == 0) {
+        int go = !S->halt;
+        double alpha = 0.0;
+        if (go) {
+            double sigma = d_sum_parts(part_in);
+            go = !(sigma == 0.0 || !isfinite(sigma));
+            if (go) {
+                alpha = S->rho / sigma;
+                go = isfinite(alpha);
+            }
+            if (!go) S->halt = HALT_BREAKDOWN;
+            else if (blockIdx.x == 0) S->alpha = alpha; /* read by the next kernel only */
+        }
+        sh_alpha = alpha;
+        sh_go = go;
+    }
+    __syncthreads();
+    if (!sh_go) return;
+    double alpha = sh_alpha, s = 0.0;
+#pragma unroll 4
+    for (int64_t i = dot_lane(); i < n; i += ILDL_DOT_LANES) {
+        double ri = r[i] - alpha * t[i];
+        r[i] = ri;
+        s += ri * ri;
+    }
+    block_part(s, part_out);
 }
 
-__global__ void k_axpy_r(const sqmr_scalars *S, int32_t n, double *r, const double *t)
+/* theta from r^T r (part_in), the Givens coefficients, d = dcoef d + qcoef q, x += d; the last
+ * block stores the scalars and runs the convergence trigger: k_theta, k_update_dx and k_check. */
+__global__ void __launch_bounds__(ILDL_DOT_THREADS)
+k_step_x(sqmr_scalars *S, int32_t n, double *__restrict__ d, const double *__restrict__ q,
+         double *__restrict__ x, const double *part_in, int *count)
 {
-    if (S->halt) return;
-    int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) r[i] -= S->alpha * t[i];
-}
-
-__global__ void k_theta(sqmr_scalars *S, const double *part)
-{
-    if (S->halt) return;
-    double theta_old = S->theta;
-    double theta = sqrt(d_sum_parts(part)) / S->tau;
-    if (!isfinite(theta)) { S->halt = HALT_BREAKDOWN; return; }
-    double c = theta > 1e150 ? 1.0 / theta : 1.0 / sqrt(1.0 + theta * theta);
-    double c2 = c * c;
-    S->dcoef = c2 * theta_old * theta_old;
-    S->qcoef = c2 * S->alpha;
-    S->theta = theta;
-    S->tau = S->tau * theta * c;
+    __shared__ double sh[4]; /* theta, c, dcoef, qcoef */
+    __shared__ int sh_go;
+    if (threadIdx.x == 0) {
+        int go = !S->halt;
+        if (go) {
+            double theta_old = S->theta;
+            double theta = sqrt(d_sum_parts(part_in)) / S->tau;
+            go = isfinite(theta);
+            if (!go) S->halt = HALT_BREAKDOWN;
+            double c = theta > 1e150 ? 1.0 / theta : 1.0 / sqrt(1.0 + theta * theta);
+            double c2 = c * c;
+            sh[0] = theta;
+            sh[1] = c;
+            sh[2] = c2 * theta_old * theta_old;
+            sh[3] = c2 * S->alpha;
+        }
+        sh_go = go;
+    }
+    __syncthreads();
+    if (!sh_go) return;
+    const double dcoef = sh[2], qcoef = sh[3];
+    int bad = 0;
+#pragma unroll 4
+    for (int64_t i = dot_lane(); i < n; i += ILDL_DOT_LANES) {
+        double di = dcoef * d[i] + qcoef * q[i];
+        d[i] = di;
+        double xi = x[i] + di;
+        x[i] = xi;
+        bad |= !isfinite(xi);
+    }
+    if (bad) S->xbad = 1;
+    if (!last_block(count) || threadIdx.x != 0) return;
+    S->dcoef = dcoef;
+    S->qcoef = qcoef;
+    S->theta = sh[0];
+    S->tau = S->tau * sh[0] * sh[1];
     S->k++;
     S->iter++;
-}
-
-__global__ void k_update_dx(sqmr_scalars *S, int32_t n, double *d, const double *q, double *x)
-{
-    if (S->halt) return;
-    int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    double di = S->dcoef * d[i] + S->qcoef * q[i];
-    d[i] = di;
-    double xi = x[i] + di;
-    x[i] = xi;
-    if (!isfinite(xi)) S->xbad = 1;
-}
-
-__global__ void k_check(sqmr_scalars *S)
-{
-    if (S->halt) return;
-    if (!isfinite(S->tau) || S->xbad) { S->halt = HALT_BREAKDOWN; return; }
+    if (!isfinite(S->tau) || *(volatile int *)&S->xbad) { S->halt = HALT_BREAKDOWN; return; }
     double est = S->tau / S->bnorm;
     S->est = est;
     if (est <= S->tol && (S->last_check < 0 || S->iter - S->last_check >= S->check_every)) {
@@ -127,27 +198,56 @@ __global__ void k_check(sqmr_scalars *S)
     }
 }
 
-__global__ void k_rho(sqmr_scalars *S, const double *part)
+/* u = M^{-1} r in the user's order from the sweeps' w (k_scatter's values, taken through the
+ * inverse map so that each lane owns its u[i]) and r^T u's block sums into part. */
+__global__ void __launch_bounds__(ILDL_DOT_THREADS)
+k_scatter_dot(int32_t n, const int32_t *__restrict__ qinv, const double *__restrict__ qs,
+              const double *__restrict__ w, const double *__restrict__ r, double *__restrict__ u,
+              double *part, const int *skip)
 {
-    if (S->halt) return;
-    double rho = d_sum_parts(part);
-    if (rho == 0.0 || !isfinite(rho)) { S->halt = HALT_BREAKDOWN; return; }
-    double beta = rho / S->rho;
-    if (!isfinite(beta)) { S->halt = HALT_BREAKDOWN; return; }
+    if (*skip) return; /* nothing in this kernel writes it: the same in every thread */
+    double s = 0.0;
+#pragma unroll 4
+    for (int64_t i = dot_lane(); i < n; i += ILDL_DOT_LANES) {
+        int32_t k = qinv[i];
+        double ui = qs[k] * w[k];
+        u[i] = ui;
+        s += r[i] * ui;
+    }
+    block_part(s, part);
+}
+
+/* rho = r^T u (part), beta = rho / rho_old, q = u + beta q; the last block stores rho and
+ * beta and stops at the iteration limit: k_rho, k_qupdate and k_end. */
+__global__ void __launch_bounds__(ILDL_DOT_THREADS)
+k_direction(sqmr_scalars *S, int32_t n, double *__restrict__ q, const double *__restrict__ u,
+            const double *part, int *count)
+{
+    __shared__ double sh_rho, sh_beta;
+    __shared__ int sh_go;
+    if (threadIdx.x == 0) {
+        int go = !S->halt;
+        if (go) {
+            double rho = d_sum_parts(part), beta = 0.0;
+            go = !(rho == 0.0 || !isfinite(rho));
+            if (go) {
+                beta = rho / S->rho;
+                go = isfinite(beta);
+            }
+            if (!go) S->halt = HALT_BREAKDOWN;
+            sh_rho = rho;
+            sh_beta = beta;
+        }
+        sh_go = go;
+    }
+    __syncthreads();
+    if (!sh_go) return;
+    const double beta = sh_beta;
+#pragma unroll 4
+    for (int64_t i = dot_lane(); i < n; i += ILDL_DOT_LANES) q[i] = u[i] + beta * q[i];
+    if (!last_block(count) || threadIdx.x != 0) return;
     S->beta = beta;
-    S->rho = rho;
-}
-
-__global__ void k_qupdate(const sqmr_scalars *S, int32_t n, double *q, const double *u)
-{
-    if (S->halt) return;
-    int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) q[i] = u[i] + S->beta * q[i];
-}
-
-__global__ void k_end(sqmr_scalars *S)
-{
-    if (S->halt) return;
+    S->rho = sh_rho;
     if (S->iter >= S->max_iter) S->halt = HALT_MAXIT;
 }
 
@@ -158,7 +258,7 @@ __global__ void k_end(sqmr_scalars *S)
 void ildl_cuda_sqmr_free(ildl_cuda_ctx *c)
 {
     ildl_cuda_capture_lock(); /* cudaFree synchronises the device */
-    void *p[] = {c->d_b, c->d_x, c->d_t, c->d_qv, c->d_d, c->d_u, c->d_xbest, c->d_part, c->d_S};
+    void *p[] = {c->d_b, c->d_x, c->d_t, c->d_qv, c->d_d, c->d_u, c->d_xbest, c->d_part, c->d_S, c->d_count};
     for (size_t k = 0; k < sizeof p / sizeof p[0]; k++)
         if (p[k]) cudaFree(p[k]);
     if (c->g_full) cudaGraphExecDestroy(c->g_full);
@@ -166,6 +266,7 @@ void ildl_cuda_sqmr_free(ildl_cuda_ctx *c)
     if (c->stream) cudaStreamDestroy(c->stream);
     c->d_b = c->d_x = c->d_t = c->d_qv = c->d_d = c->d_u = c->d_xbest = c->d_part = NULL;
     c->d_S = NULL;
+    c->d_count = NULL;
     c->g_full = c->g_dir = NULL;
     c->stream = NULL;
     ildl_cuda_capture_unlock();
@@ -204,42 +305,36 @@ cleanup:
     return status;
 }
 
-/* The second half of an iteration: q = M^{-1} r + beta q, then the iteration limit. */
+/* The second half of an iteration: u = M^{-1} r with rho = r^T u, q = u + beta q, then the
+ * iteration limit. */
 static int launch_direction(ildl_cuda_ctx *c)
 {
-    int status = ildl_cuda_apply_device(c, c->d_r, c->d_u, c->stream);
+    int status = ildl_cuda_apply_to_w(c, c->d_r, c->stream);
     if (status) return status;
-    k_dot_part<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->n, c->d_r, c->d_u, c->d_part);
+    k_scatter_dot<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->n, c->d_qinv, c->d_qs, c->d_w, c->d_r,
+                                                                       c->d_u, c->d_part, c->d_skip);
     CU_LAUNCH();
-    k_rho<<<1, 1, 0, c->stream>>>(c->d_S, c->d_part);
-    CU_LAUNCH();
-    k_qupdate<<<GRID(c->n)>>>(c->d_S, c->n, c->d_qv, c->d_u);
-    CU_LAUNCH();
-    k_end<<<1, 1, 0, c->stream>>>(c->d_S);
+    k_direction<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->d_S, c->n, c->d_qv, c->d_u, c->d_part,
+                                                                     c->d_count);
     CU_LAUNCH();
 cleanup:
     return status;
 }
 
-/* One whole iteration: the step (x, r, tau), the convergence trigger, the direction. */
+/* One whole iteration: the step (x, r, tau), the convergence trigger, the direction. The two
+ * halves of d_part alternate, so that a kernel never overwrites the sums it reads. */
 static int launch_iteration(ildl_cuda_ctx *c)
 {
     int status = ILDL_SUCCESS;
+    double *part2 = c->d_part + ILDL_DOT_BLOCKS;
     k_spmv<<<GRID(c->n)>>>(c->n, c->d_arow, c->d_acol, c->d_aval, c->d_qv, c->d_t);
     CU_LAUNCH();
     k_dot_part<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->n, c->d_qv, c->d_t, c->d_part);
     CU_LAUNCH();
-    k_sigma<<<1, 1, 0, c->stream>>>(c->d_S, c->d_part);
+    k_step_r<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->d_S, c->n, c->d_r, c->d_t, c->d_part, part2);
     CU_LAUNCH();
-    k_axpy_r<<<GRID(c->n)>>>(c->d_S, c->n, c->d_r, c->d_t);
-    CU_LAUNCH();
-    k_dot_part<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->n, c->d_r, c->d_r, c->d_part);
-    CU_LAUNCH();
-    k_theta<<<1, 1, 0, c->stream>>>(c->d_S, c->d_part);
-    CU_LAUNCH();
-    k_update_dx<<<GRID(c->n)>>>(c->d_S, c->n, c->d_d, c->d_qv, c->d_x);
-    CU_LAUNCH();
-    k_check<<<1, 1, 0, c->stream>>>(c->d_S);
+    k_step_x<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->d_S, c->n, c->d_d, c->d_qv, c->d_x, part2,
+                                                                  c->d_count);
     CU_LAUNCH();
     status = launch_direction(c);
 cleanup:
@@ -276,7 +371,9 @@ int ildl_cuda_sqmr_prepare(ildl_cuda_ctx *c)
         CU(cudaMalloc((void **)v[k], sizeof(double) * n));
         *B += sizeof(double) * n;
     }
-    CU(cudaMalloc((void **)&c->d_part, sizeof(double) * ILDL_DOT_BLOCKS));
+    CU(cudaMalloc((void **)&c->d_part, sizeof(double) * 2 * ILDL_DOT_BLOCKS)); /* two halves: launch_iteration */
+    CU(cudaMalloc((void **)&c->d_count, sizeof(int)));
+    CU(cudaMemset(c->d_count, 0, sizeof(int))); /* last_block leaves it at 0 after every kernel */
     CU(cudaMalloc((void **)&c->d_S, sizeof(sqmr_scalars)));
     /* non-blocking: while this thread captures the graphs below, another thread's handle may
      * use the legacy default stream (synchronous copies), which must not depend on a capturing
