@@ -44,6 +44,17 @@ ILDL_SF_VGLOBAL=1 ILDL_TEST_ORDERING=6 ILDL_MATRICES_DIR=/tmp/ildl-split timeout
 echo "cuda tests, GMC_FILL ordering, V_ii from global, exit $?"
 awk 'NF >= 6 && $1 ~ /mtx/ {n++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok++}
      END {printf "gmc-fill: bitwise %d of %d\n", ok + 0, n}' "$OUTDIR/gpu-tests-gmcfill.log"
+# the sync-free kernels without staging tiles (ILDL_SF_NOSTAGE=1: the kernels that by default only
+# levels of 1024+ block rows get), with the split-row path too
+ILDL_SF_NOSTAGE=1 ILDL_MATRICES_DIR=/tmp/ildl-split timeout 480 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests-nostage.log" 2>&1
+echo "cuda tests, no staging tiles, exit $?"
+awk 'NF >= 6 && $1 ~ /mtx/ {n++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok++}
+     END {printf "nostage: bitwise %d of %d\n", ok + 0, n}' "$OUTDIR/gpu-tests-nostage.log"
+grep -E "^SQMR|^refactor round 1" "$OUTDIR/gpu-tests-nostage.log"
+ILDL_SF_NOSTAGE=1 ILDL_SF_SPLIT=1 ILDL_TEST_ORDERING=6 ILDL_MATRICES_DIR=/tmp/ildl-split timeout 480 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests-nostage-split.log" 2>&1
+echo "cuda tests, no staging tiles, GMC_FILL, every row split, exit $?"
+awk 'NF >= 6 && $1 ~ /mtx/ {n++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok++}
+     END {printf "nostage-split: bitwise %d of %d\n", ok + 0, n}' "$OUTDIR/gpu-tests-nostage-split.log"
 # A's values left pageable (ILDL_PIN_HOST=0: SQMR copies them at the first solve after each
 # factorization instead of during it): the agreement test, its refactorization test included
 ILDL_PIN_HOST=0 ILDL_MATRICES_DIR=/tmp/ildl-split timeout 480 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests-pageable.log" 2>&1
@@ -68,6 +79,19 @@ if [ -n "$SAN" ]; then
     ILDL_SF_VGLOBAL=1 ILDL_SF_SPLIT=2 ILDL_TEST_SMALL=1 timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_factor \
       > "$OUTDIR/sanitizer-$tool-split.log" 2>&1
     echo "compute-sanitizer $tool, rows split, V_ii from global, exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-split.log" | tail -n 1)"
+    # the kernels without staging tiles, plain and with rows split
+    ILDL_SF_NOSTAGE=1 ILDL_TEST_SMALL=1 timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_factor \
+      > "$OUTDIR/sanitizer-$tool-nostage.log" 2>&1
+    echo "compute-sanitizer $tool, no staging tiles, exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-nostage.log" | tail -n 1)"
+    ILDL_SF_NOSTAGE=1 ILDL_SF_SPLIT=2 ILDL_TEST_SMALL=1 timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_factor \
+      > "$OUTDIR/sanitizer-$tool-nostage-split.log" 2>&1
+    echo "compute-sanitizer $tool, no staging tiles, rows split, exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-nostage-split.log" | tail -n 1)"
+  done
+  # SQMR's kernels (the tests above skip SQMR under the sanitizer): a whole solve
+  for tool in memcheck $( [ "$SAN" = sanitize-all ] && echo racecheck ); do
+    timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tools/ildl solve "$PWD/.devdata/matrices/tuma2.mtx.gz" \
+      --backend cuda --quiet > "$OUTDIR/sanitizer-$tool-sqmr.log" 2>&1
+    echo "compute-sanitizer $tool, ildl solve tuma2 (SQMR), exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-sqmr.log" | tail -n 1)"
   done
 fi
 echo "== ildl cpu vs cuda"

@@ -308,13 +308,31 @@ static int sf_vglobal_default(const ildl_cuda_ctx *c)
     return c->nlevels > 0 && (int64_t)c->nb >= (int64_t)SF_VGLOBAL_MIN_ROWS_PER_LEVEL * c->nlevels;
 }
 
+/* The sync-free sweeps run without staging tiles (SOLVE_*_NS) when the levels average at least
+ * this many block rows. Without them a block needs little shared memory, so registers set the
+ * blocks per SM (2112 + 2112 on an H100 against 1452 + 1056): more rows in flight, which the
+ * wide levels use (control70, 1525 rows per level: -16% per SQMR iteration), but every tile
+ * then loads its values after its dependency's wait, and dense tiles are read from global
+ * memory (the backward sweep's across rows), which costs where the critical path or dense
+ * tiles rule (the 1M Stokes problem, 672 rows per level: +17%; shared matrices with few rows
+ * per level: up to 2.4x slower): perf-notes §51. ILDL_SF_NOSTAGE=0/1 overrides (experiments). */
+#define SF_NOSTAGE_MIN_ROWS_PER_LEVEL 1024
+
+static int sf_nostage_default(const ildl_cuda_ctx *c)
+{
+    const char *env = getenv("ILDL_SF_NOSTAGE");
+    if (env) return atoi(env) != 0;
+    return c->nlevels > 0 && (int64_t)c->nb >= (int64_t)SF_NOSTAGE_MIN_ROWS_PER_LEVEL * c->nlevels;
+}
+
 /* Configure the solve kernels for wf (forward) and wb (backward) warps per block and size the
  * sync-free grids. */
 static int set_solve_warps(ildl_cuda_ctx *c, int wf, int wb)
 {
     int status = ILDL_SUCCESS, fwd = 0, bwd = 0;
     c->sf_vglobal = sf_vglobal_default(c);
-    CU(solve_configure(wf, wb, c->T.val32 != NULL, c->sf_vglobal != 0, &fwd, &bwd));
+    c->sf_nostage = sf_nostage_default(c);
+    CU(solve_configure(wf, wb, c->T.val32 != NULL, c->sf_vglobal != 0, c->sf_nostage != 0, &fwd, &bwd));
     {
         const char *env = getenv("ILDL_SF_PROTOCOL"); /* experiments: 0 fences, 1 acquire/release, 2 values */
         c->sf_protocol = env ? atoi(env) : ILDL_SF_PROTOCOL;
@@ -917,7 +935,9 @@ static int solve_device(ildl_cuda_ctx *c, double *x, const double *r, cudaStream
         else
             k_syncfree_begin<<<1, 1, 0, s>>>(c->d_epoch, c->d_tickets, c->d_skip);
         CU_LAUNCH();
-        solve_launch(WF, c->sf_vglobal ? SOLVE_FORWARD_SYNCFREE_VG : SOLVE_FORWARD_SYNCFREE, c->sf_blocks_f, s,
+        const int kf = c->sf_nostage ? (c->sf_vglobal ? SOLVE_FORWARD_SYNCFREE_VG_NS : SOLVE_FORWARD_SYNCFREE_NS)
+                                     : (c->sf_vglobal ? SOLVE_FORWARD_SYNCFREE_VG : SOLVE_FORWARD_SYNCFREE);
+        solve_launch(WF, kf, c->sf_blocks_f, s,
                      c->T, NULL, x, y, c->d_done_f,
                      c->d_tickets, c->d_epoch, c->d_skip);
         CU_LAUNCH();
@@ -925,7 +945,8 @@ static int solve_device(ildl_cuda_ctx *c, double *x, const double *r, cudaStream
         k_dsolve<<<nblk, 256, 0, s>>>(c->T, y, values ? x : NULL, c->d_skip); /* and unsets x */
         CU_LAUNCH();
         if (prof) CU(cudaEventRecord(c->ev[2], s));
-        solve_launch(WB, SOLVE_BACKWARD_SYNCFREE, c->sf_blocks_b, s, c->T, NULL, y, x, c->d_done_b,
+        solve_launch(WB, c->sf_nostage ? SOLVE_BACKWARD_SYNCFREE_NS : SOLVE_BACKWARD_SYNCFREE, c->sf_blocks_b, s,
+                     c->T, NULL, y, x, c->d_done_b,
                      c->d_tickets + 1, c->d_epoch, c->d_skip);
         CU_LAUNCH();
         if (prof) {
@@ -933,9 +954,10 @@ static int solve_device(ildl_cuda_ctx *c, double *x, const double *r, cudaStream
             CU(cudaEventRecord(c->ev[3], s));
             CU(cudaEventSynchronize(c->ev[3]));
             for (int k = 0; k < 3; k++) CU(cudaEventElapsedTime(&ms[k], c->ev[k], c->ev[k + 1]));
-            fprintf(stderr, "ILDL_CUDA_PROFILE solve (warps %d+%d, blocks %d+%d%s): forward %.3f ms, "
+            fprintf(stderr, "ILDL_CUDA_PROFILE solve (warps %d+%d, blocks %d+%d%s%s): forward %.3f ms, "
                     "D %.3f ms, backward %.3f ms\n", WF, WB, c->sf_blocks_f, c->sf_blocks_b,
-                    c->sf_vglobal ? ", V_ii from global" : "", ms[0], ms[1], ms[2]);
+                    c->sf_vglobal ? ", V_ii from global" : "", c->sf_nostage ? ", no staging tiles" : "", ms[0],
+                    ms[1], ms[2]);
 #ifdef ILDL_SOLVE_TRACE
             if (c->d_trace) trace_dump(c, getenv("ILDL_SOLVE_TRACE"));
 #endif

@@ -36,8 +36,10 @@ __global__ void k_dsolve(dev_tiles T, double *x, double *unset, const int *skip)
 __global__ void k_syncfree_begin(int *epoch, int *tickets, const int *skip);
 /* SOLVE_FORWARD_SYNCFREE_VG: the sync-free forward kernel that reads V_ii from global memory
  * instead of staging it (less shared memory: more rows in flight, for wide levels) */
+/* *_NS: the sync-free kernels without staging tiles (wide levels: more blocks per SM) */
 enum { SOLVE_FORWARD_LEVEL, SOLVE_BACKWARD_LEVEL, SOLVE_FORWARD_SYNCFREE, SOLVE_BACKWARD_SYNCFREE,
-       SOLVE_FORWARD_SYNCFREE_VG };
+       SOLVE_FORWARD_SYNCFREE_VG, SOLVE_FORWARD_SYNCFREE_NS, SOLVE_FORWARD_SYNCFREE_VG_NS,
+       SOLVE_BACKWARD_SYNCFREE_NS };
 /* Warps per solve block unless ILDL_SOLVE_WARPS="F,B" says otherwise: 2 and 2 are the fastest
  * at n = 1M since small sparse tiles skip the staging (more, smaller blocks resident:
  * perf-notes §13, §16, §31). */
@@ -63,8 +65,10 @@ cudaError_t solve_set_trace(unsigned long long *buf);
 #endif
 /* Raise the solve kernels' shared-memory limits for warps_f (forward) and warps_b (backward)
  * warps per block, staging float tiles when float_tiles (the factor is stored in float: T.val32)
- * else double; how many blocks of the sync-free kernels fit on one SM. */
-cudaError_t solve_configure(int warps_f, int warps_b, bool float_tiles, bool vg, int *fwd_per_sm, int *bwd_per_sm);
+ * else double; how many blocks of the sync-free kernels (vg: the forward one reading V_ii from
+ * global memory; ns: those without staging tiles) fit on one SM. */
+cudaError_t solve_configure(int warps_f, int warps_b, bool float_tiles, bool vg, bool ns, int *fwd_per_sm,
+                            int *bwd_per_sm);
 /* Launch solve kernel `kind` (SOLVE_*) of `warps` warps on `grid` blocks (level kinds: one
  * block per entry of rows, in place on x; sync-free kinds: rows unused, right-hand side xin,
  * result x, which may be xin except under protocol 2). Check with cudaGetLastError. */

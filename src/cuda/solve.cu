@@ -409,16 +409,70 @@ __device__ __forceinline__ double small_sparse_sum(const sparse_regs<S> &e, int 
     return s;
 }
 
+/* The solves without staging tiles (NS: chosen per setup for wide levels, sf_nostage_default in
+ * backend.cu). A sparse tile of any size is summed from registers (its first SMALL_SPARSE entries loaded before the wait, the rest a
+ * chunk of 32 at a time after it), a dense one straight from global memory (forward: lane c
+ * reads column c, coalesced; backward: lane r reads row r, through L1). The same products and
+ * additions in the same order as the staged loops. */
+template <bool FORWARD, typename S>
+__device__ __forceinline__ double sparse_sum_all(const dev_tiles &T, int64_t v0, int nz, const sparse_regs<S> &e,
+                                                 double xd, S *us)
+{
+    uint8_t *scratch = reinterpret_cast<uint8_t *>(us);
+    double s = small_sparse_sum<FORWARD, S>(e, nz, xd, us);
+    int lane = threadIdx.x & 31;
+    for (int b0 = SMALL_SPARSE; b0 < nz; b0 += LD) {
+        int qq = b0 + lane;
+        S v = qq < nz ? stage_val<S>(T, v0 + qq) : (S)0;
+        uint16_t ix = qq < nz ? T.idx[v0 + qq] : (uint16_t)0;
+        s = add_sparse_chunk<FORWARD, S>(s, v, ix, nz - b0, xd, scratch);
+    }
+    return s;
+}
+
+template <bool FORWARD, typename S>
+__device__ __forceinline__ double dense_global(const dev_tiles &T, int64_t v0, int mdep, int mi, double xd)
+{
+    int o = threadIdx.x & 31;
+    double s = 0.0;
+#pragma unroll
+    for (int l = 0; l < LD; l++) {
+        double xl = __shfl_sync(0xffffffffu, xd, l);
+        bool on = l < mdep && o < mi;
+        /* forward: U(l, o) of the mdep x mi tile; backward: U(o, l) of the mi x mdep tile */
+        int64_t at = FORWARD ? (int64_t)l * mi + o : (int64_t)o * mdep + l;
+        double u = on ? (double)stage_val<S>(T, v0 + at) : 0.0;
+        if (on) s += u * xl;
+    }
+    return s;
+}
+#define WARP_SCRATCH_BYTES (LD * LD + LD * 4) /* the lane table and counts of add_sparse_chunk */
+/* A warp's share of a solve block's shared memory, in elements of S: its staging tile, or (NS)
+ * only the scratch of add_sparse_chunk. */
+template <typename S, bool NS> __host__ __device__ constexpr int warp_stage()
+{
+    return NS ? (int)(WARP_SCRATCH_BYTES / sizeof(S)) : STILE;
+}
+
 /* Lane c of one warp: s_c = sum_l U_t(l,c) x_k(l) over l ascending for tile t = (k,i) (mk x mi);
  * a sparse tile adds its stored entries (small ones from registers, every stored entry; staged
  * ones skip the exact zeros, which for finite x changes no bit: s starts at +0, never becomes -0), a
  * dense one every entry: the CPU's two loops, bit for bit. */
-template <bool SF, int P, typename S>
+template <bool SF, int P, typename S, bool NS = false>
 __device__ __forceinline__ double tile_tmatvec(const dev_tiles &T, const tile_meta<P> *m, int q, int mi,
                                                const double *x, S *us, const int *done, int epoch)
 {
     int c = threadIdx.x & 31;
     int mk = m->depm[q];
+    if constexpr (NS) {
+        if (m->sparse[q]) {
+            sparse_regs<S> e = load_small_sparse<P, S>(T, m, q);
+            double xk = dep_values<SF>(x + m->dep0[q], mk, m->dep[q], done, epoch);
+            return sparse_sum_all<true, S>(T, m->off[q], m->nnz[q], e, xk, us);
+        }
+        double xk = dep_values<SF>(x + m->dep0[q], mk, m->dep[q], done, epoch);
+        return dense_global<true, S>(T, m->off[q], mk, mi, xk);
+    }
     if (c_small_sparse && m->sparse[q] && m->nnz[q] <= SMALL_SPARSE) {
         sparse_regs<S> e = load_small_sparse<P, S>(T, m, q); /* final: load it while k finishes */
         double xk = dep_values<SF>(x + m->dep0[q], mk, m->dep[q], done, epoch);
@@ -447,12 +501,21 @@ __device__ __forceinline__ double tile_tmatvec(const dev_tiles &T, const tile_me
 }
 
 /* Lane r of one warp: s_r = sum_c U_t(r,c) x_j(c) over c ascending for tile t = (i,j). */
-template <bool SF, int P, typename S>
+template <bool SF, int P, typename S, bool NS = false>
 __device__ __forceinline__ double tile_matvec(const dev_tiles &T, const tile_meta<P> *m, int q, int mi,
                                               const double *x, S *us, const int *done, int epoch)
 {
     int r = threadIdx.x & 31;
     int mj = m->depm[q];
+    if constexpr (NS) {
+        if (m->sparse[q]) {
+            sparse_regs<S> e = load_small_sparse<P, S>(T, m, q);
+            double xj = dep_values<SF>(x + m->dep0[q], mj, m->dep[q], done, epoch);
+            return sparse_sum_all<false, S>(T, m->off[q], m->nnz[q], e, xj, us);
+        }
+        double xj = dep_values<SF>(x + m->dep0[q], mj, m->dep[q], done, epoch);
+        return dense_global<false, S>(T, m->off[q], mj, mi, xj);
+    }
     if (c_small_sparse && m->sparse[q] && m->nnz[q] <= SMALL_SPARSE) {
         sparse_regs<S> e = load_small_sparse<P, S>(T, m, q);
         double xj = dep_values<SF>(x + m->dep0[q], mj, m->dep[q], done, epoch);
@@ -579,14 +642,14 @@ template <bool FORWARD> __device__ __forceinline__ row_at row_from_tiles(const d
  * the level of k: the rows finished last come last, so a row's last wait is in its last group,
  * with nothing left to stage or gather after it.
  * Shared memory (smem_bytes): a staging tile per warp, V_ii, the partial sums. */
-template <int W, bool SF, typename S, bool VG = false>
+template <int W, bool SF, typename S, bool VG = false, bool NS = false>
 __device__ void row_forward(const dev_tiles &T, const row_at &ra, const double *xin, double *x, double *smem,
                             const int *done, int epoch)
 {
     constexpr int P = PARTS_FORWARD;
     __shared__ tile_meta<P> meta;
     int w = threadIdx.x >> 5, c = threadIdx.x & 31;
-    S *us = reinterpret_cast<S *>(smem) + w * STILE, *ud = reinterpret_cast<S *>(smem) + W * STILE;
+    S *us = reinterpret_cast<S *>(smem) + w * warp_stage<S, NS>(), *ud = reinterpret_cast<S *>(smem) + W * warp_stage<S, NS>();
     /* 8-byte aligned: W * STILE (+ TILE) is even; VG: no V_ii in shared memory */
     double *part = reinterpret_cast<double *>(VG ? ud : ud + TILE);
     int mi = ra.mi;
@@ -601,7 +664,7 @@ __device__ void row_forward(const dev_tiles &T, const row_at &ra, const double *
         int ng = (int)(qend - cb < P ? qend - cb : P);
         gather_meta<true>(T, cb, ng, &meta);
         for (int q = w; q < ng; q += W)
-            part[q * LD + c] = tile_tmatvec<SF, P, S>(T, &meta, q, mi, x, us, done, epoch);
+            part[q * LD + c] = tile_tmatvec<SF, P, S, NS>(T, &meta, q, mi, x, us, done, epoch);
         __syncthreads();
         if (w == 0)
             for (int q = 0; q < ng; q++) xv -= part[q * LD + c];
@@ -619,14 +682,14 @@ __device__ void row_forward(const dev_tiles &T, const row_at &ra, const double *
  * bwd_seq's order (the rows j the backward sweep finishes first come first). V_ii is staged
  * with ld SLD: lane r reads row r, and an unpadded 32-column tile would put every lane on one
  * bank. */
-template <int W, bool SF, typename S>
+template <int W, bool SF, typename S, bool NS = false>
 __device__ void row_backward(const dev_tiles &T, const row_at &ra, const double *xin, double *x, double *smem,
                              const int *done, int epoch)
 {
     constexpr int P = PARTS_BACKWARD;
     __shared__ tile_meta<P> meta;
     int w = threadIdx.x >> 5, r = threadIdx.x & 31;
-    S *us = reinterpret_cast<S *>(smem) + w * STILE, *ud = reinterpret_cast<S *>(smem) + W * STILE;
+    S *us = reinterpret_cast<S *>(smem) + w * warp_stage<S, NS>(), *ud = reinterpret_cast<S *>(smem) + W * warp_stage<S, NS>();
     double *part = reinterpret_cast<double *>(ud + STILE); /* 8-byte aligned: (W + 1) * STILE is even */
     int mi = ra.mi;
     double *xi = x + ra.b0;
@@ -640,7 +703,7 @@ __device__ void row_backward(const dev_tiles &T, const row_at &ra, const double 
         int ng = (int)(tend - cb < P ? tend - cb : P);
         gather_meta<false>(T, cb, ng, &meta);
         for (int q = w; q < ng; q += W)
-            part[q * LD + r] = tile_matvec<SF, P, S>(T, &meta, q, mi, x, us, done, epoch);
+            part[q * LD + r] = tile_matvec<SF, P, S, NS>(T, &meta, q, mi, x, us, done, epoch);
         __syncthreads();
         if (w == 0)
             for (int q = 0; q < ng; q++) xv -= part[q * LD + r];
@@ -662,7 +725,7 @@ __device__ void row_backward(const dev_tiles &T, const row_at &ra, const double 
  * the whole row done by one block, with its tiles spread over many. Returns 1 (uniformly) in
  * the block that stored the row. No item waits for another item of its row, so the ticket
  * order still guarantees progress. */
-template <int W, typename S, bool FORWARD, bool VG = false>
+template <int W, typename S, bool FORWARD, bool VG = false, bool NS = false>
 __device__ int row_chunk(const dev_tiles &T, int32_t i, int chunk, const double *xin, double *x, double *smem,
                          const int *done, int epoch)
 {
@@ -670,7 +733,7 @@ __device__ int row_chunk(const dev_tiles &T, int32_t i, int chunk, const double 
     __shared__ tile_meta<P> meta;
     __shared__ int s_last;
     int w = threadIdx.x >> 5, c = threadIdx.x & 31;
-    S *us = reinterpret_cast<S *>(smem) + w * STILE, *ud = reinterpret_cast<S *>(smem) + W * STILE;
+    S *us = reinterpret_cast<S *>(smem) + w * warp_stage<S, NS>(), *ud = reinterpret_cast<S *>(smem) + W * warp_stage<S, NS>();
     int mi = dev_bsize(T, i);
     int64_t q0 = FORWARD ? T.col_ptr[i] : T.row_ptr[i] + 1, qend = FORWARD ? T.col_diag[i] : T.row_ptr[i + 1];
     int64_t ntile = qend - q0, a = q0 + (int64_t)chunk * T.sf_chunk;
@@ -681,8 +744,8 @@ __device__ int row_chunk(const dev_tiles &T, int32_t i, int chunk, const double 
         int ng = (int)(e - cb < P ? e - cb : P);
         gather_meta<FORWARD>(T, cb, ng, &meta);
         for (int q = w; q < ng; q += W) {
-            double v = FORWARD ? tile_tmatvec<true, P, S>(T, &meta, q, mi, x, us, done, epoch)
-                               : tile_matvec<true, P, S>(T, &meta, q, mi, x, us, done, epoch);
+            double v = FORWARD ? tile_tmatvec<true, P, S, NS>(T, &meta, q, mi, x, us, done, epoch)
+                               : tile_matvec<true, P, S, NS>(T, &meta, q, mi, x, us, done, epoch);
             __stcg(scr + (cb - q0 + q) * LD + c, v);
         }
         __syncthreads(); /* meta is rewritten by the next group */
@@ -759,9 +822,10 @@ __device__ __forceinline__ int sf_take(int *ticket, int *slot)
     return *slot;
 }
 
-template <int W, typename S, bool VG>
-__global__ void __launch_bounds__(W * 32) k_forward_syncfree(dev_tiles T, const double *xin, double *x, int *done, int *ticket,
-                                                            const int *epoch, const int *skip)
+/* The sync-free sweeps' bodies; NS: without staging tiles (more blocks fit an SM). */
+template <int W, typename S, bool VG, bool NS>
+__device__ __forceinline__ void forward_syncfree(const dev_tiles &T, const double *xin, double *x, int *done,
+                                                 int *ticket, const int *epoch, const int *skip)
 {
     extern __shared__ double smem[];
     __shared__ int slot;
@@ -773,22 +837,23 @@ __global__ void __launch_bounds__(W * 32) k_forward_syncfree(dev_tiles T, const 
         const sf_rowrec rec = T.sf_rec_f[t];
         int32_t i = rec.i, chunk = (rec.mc >> 8) - 1;
         if (chunk >= 0) { /* a chunk of a split row */
-            if (row_chunk<W, S, true, VG>(T, i, chunk, xin, x, smem, done, ep) && threadIdx.x < 32 && c_sf_protocol != 2)
+            if (row_chunk<W, S, true, VG, NS>(T, i, chunk, xin, x, smem, done, ep) && threadIdx.x < 32 &&
+                c_sf_protocol != 2)
                 sf_publish(done, i, ep);
             continue;
         }
         unsigned long long t_claim = trace_row_begin();
         /* the row's data from T, not the record: the record made this kernel 17-21% slower
          * (its code, not its loads: perf-notes §48); the ticket's row still comes from it */
-        row_forward<W, true, S, VG>(T, row_from_tiles<true>(T, i), xin, x, smem, done, ep);
+        row_forward<W, true, S, VG, NS>(T, row_from_tiles<true>(T, i), xin, x, smem, done, ep);
         if (threadIdx.x < 32 && c_sf_protocol != 2) sf_publish(done, i, ep);
         trace_row_end(0, T.nb, trace_pos(T.sf_items_f, t), i, t_claim);
     }
 }
 
-template <int W, typename S>
-__global__ void __launch_bounds__(W * 32) k_backward_syncfree(dev_tiles T, const double *xin, double *x, int *done, int *ticket,
-                                                             const int *epoch, const int *skip)
+template <int W, typename S, bool NS>
+__device__ __forceinline__ void backward_syncfree(const dev_tiles &T, const double *xin, double *x, int *done,
+                                                  int *ticket, const int *epoch, const int *skip)
 {
     extern __shared__ double smem[];
     __shared__ int slot;
@@ -800,26 +865,60 @@ __global__ void __launch_bounds__(W * 32) k_backward_syncfree(dev_tiles T, const
         const sf_rowrec rec = T.sf_rec_b[t];
         int32_t i = rec.i, chunk = (rec.mc >> 8) - 1;
         if (chunk >= 0) { /* a chunk of a split row */
-            if (row_chunk<W, S, false>(T, i, chunk, xin, x, smem, done, ep) && threadIdx.x < 32 && c_sf_protocol != 2)
+            if (row_chunk<W, S, false, false, NS>(T, i, chunk, xin, x, smem, done, ep) && threadIdx.x < 32 &&
+                c_sf_protocol != 2)
                 sf_publish(done, i, ep);
             continue;
         }
         unsigned long long t_claim = trace_row_begin();
-        row_backward<W, true, S>(T, row_from_rec(rec), xin, x, smem, done, ep);
+        row_backward<W, true, S, NS>(T, row_from_rec(rec), xin, x, smem, done, ep);
         if (threadIdx.x < 32 && c_sf_protocol != 2) sf_publish(done, i, ep);
         trace_row_end(1, T.nb, T.nb - 1 - trace_pos(T.sf_items_b, t), i, t_claim);
     }
 }
 
+template <int W, typename S, bool VG>
+__global__ void __launch_bounds__(W * 32) k_forward_syncfree(dev_tiles T, const double *xin, double *x, int *done,
+                                                            int *ticket, const int *epoch, const int *skip)
+{
+    forward_syncfree<W, S, VG, false>(T, xin, x, done, ticket, epoch, skip);
+}
+
+template <int W, typename S>
+__global__ void __launch_bounds__(W * 32) k_backward_syncfree(dev_tiles T, const double *xin, double *x, int *done,
+                                                             int *ticket, const int *epoch, const int *skip)
+{
+    backward_syncfree<W, S, false>(T, xin, x, done, ticket, epoch, skip);
+}
+
+/* Without staging tiles shared memory no longer limits the blocks per SM, registers do: the
+ * bound asks for 1024 threads per SM (64 registers; 56 unbounded, with spills), perf-notes §51. */
+template <int W, typename S, bool VG>
+__global__ void __launch_bounds__(W * 32, 32 / W) k_forward_syncfree_ns(dev_tiles T, const double *xin, double *x,
+                                                                        int *done, int *ticket, const int *epoch,
+                                                                        const int *skip)
+{
+    forward_syncfree<W, S, VG, true>(T, xin, x, done, ticket, epoch, skip);
+}
+
+template <int W, typename S>
+__global__ void __launch_bounds__(W * 32, 32 / W) k_backward_syncfree_ns(dev_tiles T, const double *xin, double *x,
+                                                                         int *done, int *ticket, const int *epoch,
+                                                                         const int *skip)
+{
+    backward_syncfree<W, S, true>(T, xin, x, done, ticket, epoch, skip);
+}
+
 /* ------------------------------------------------------------ host side */
 
 /* Dynamic shared memory of a solve kernel of W warps staging tiles of type S: a staged tile
- * per warp, V_ii (S; not in the forward kernel that reads it from global memory, vg), the
- * partial sums (double). */
-template <int W, typename S> static size_t smem_bytes(bool forward, bool vg = false)
+ * per warp (ns: only add_sparse_chunk's scratch), V_ii (S; not in the forward kernel that
+ * reads it from global memory, vg), the partial sums (double). */
+template <int W, typename S> static size_t smem_bytes(bool forward, bool vg = false, bool ns = false)
 {
-    return forward ? ((size_t)W * STILE + (vg ? 0 : TILE)) * sizeof(S) + (size_t)PARTS_FORWARD * LD * sizeof(double)
-                   : ((size_t)W + 1) * STILE * sizeof(S) + (size_t)PARTS_BACKWARD * LD * sizeof(double);
+    size_t ws = ns ? (size_t)warp_stage<S, true>() : (size_t)warp_stage<S, false>();
+    return forward ? ((size_t)W * ws + (vg ? 0 : TILE)) * sizeof(S) + (size_t)PARTS_FORWARD * LD * sizeof(double)
+                   : ((size_t)W * ws + STILE) * sizeof(S) + (size_t)PARTS_BACKWARD * LD * sizeof(double);
 }
 
 static cudaError_t set_smem(const void *kernel, size_t bytes)
@@ -831,15 +930,23 @@ static cudaError_t set_smem(const void *kernel, size_t bytes)
     return e;
 }
 
+/* The sync-free kernel of one direction: forward reading V_ii from global memory (vg) or
+ * staging it, without staging tiles (ns) or with. */
+template <int W, typename S> static const void *syncfree_kernel(bool forward, bool vg, bool ns)
+{
+    if (!forward) return ns ? (const void *)k_backward_syncfree_ns<W, S> : (const void *)k_backward_syncfree<W, S>;
+    if (ns) return vg ? (const void *)k_forward_syncfree_ns<W, S, true> : (const void *)k_forward_syncfree_ns<W, S, false>;
+    return vg ? (const void *)k_forward_syncfree<W, S, true> : (const void *)k_forward_syncfree<W, S, false>;
+}
+
 /* Raise the shared-memory limits of the kernels of one direction with W warps staging S;
  * *per_sm: how many blocks of its sync-free kernel (forward: the one that reads V_ii from
- * global memory if vg) fit on one SM. */
-template <int W, typename S> static cudaError_t configure_w(bool forward, bool vg, int *per_sm)
+ * global memory if vg; ns: the one without staging tiles) fit on one SM. */
+template <int W, typename S> static cudaError_t configure_w(bool forward, bool vg, bool ns, int *per_sm)
 {
-    size_t b = smem_bytes<W, S>(forward), bs = smem_bytes<W, S>(forward, forward && vg);
+    size_t b = smem_bytes<W, S>(forward), bs = smem_bytes<W, S>(forward, forward && vg, ns);
     const void *lk = forward ? (const void *)k_forward_level<W, S> : (const void *)k_backward_level<W, S>;
-    const void *sk = !forward ? (const void *)k_backward_syncfree<W, S>
-                   : vg ? (const void *)k_forward_syncfree<W, S, true> : (const void *)k_forward_syncfree<W, S, false>;
+    const void *sk = syncfree_kernel<W, S>(forward, forward && vg, ns);
     cudaError_t e = set_smem(lk, b);
     if (e == cudaSuccess) e = set_smem(sk, bs);
     if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, sk, W * 32, bs);
@@ -872,33 +979,40 @@ cudaError_t solve_set_protocol(int protocol)
 
 int solve_warps_valid(int warps) { return warps == 2 || warps == 4 || warps == 8; }
 
-template <typename S> static cudaError_t configure_s(int warps_f, int warps_b, bool vg, int *fwd_per_sm, int *bwd_per_sm)
+template <typename S>
+static cudaError_t configure_s(int warps_f, int warps_b, bool vg, bool ns, int *fwd_per_sm, int *bwd_per_sm)
 {
-    cudaError_t e = warps_f == 2 ? configure_w<2, S>(true, vg, fwd_per_sm)
-                  : warps_f == 4 ? configure_w<4, S>(true, vg, fwd_per_sm) : configure_w<8, S>(true, vg, fwd_per_sm);
+    cudaError_t e = warps_f == 2 ? configure_w<2, S>(true, vg, ns, fwd_per_sm)
+                  : warps_f == 4 ? configure_w<4, S>(true, vg, ns, fwd_per_sm) : configure_w<8, S>(true, vg, ns, fwd_per_sm);
     if (e != cudaSuccess) return e;
-    return warps_b == 2 ? configure_w<2, S>(false, false, bwd_per_sm)
-         : warps_b == 4 ? configure_w<4, S>(false, false, bwd_per_sm) : configure_w<8, S>(false, false, bwd_per_sm);
+    return warps_b == 2 ? configure_w<2, S>(false, false, ns, bwd_per_sm)
+         : warps_b == 4 ? configure_w<4, S>(false, false, ns, bwd_per_sm) : configure_w<8, S>(false, false, ns, bwd_per_sm);
 }
 
-cudaError_t solve_configure(int warps_f, int warps_b, bool float_tiles, bool vg, int *fwd_per_sm, int *bwd_per_sm)
+cudaError_t solve_configure(int warps_f, int warps_b, bool float_tiles, bool vg, bool ns, int *fwd_per_sm,
+                            int *bwd_per_sm)
 {
-    return float_tiles ? configure_s<float>(warps_f, warps_b, vg, fwd_per_sm, bwd_per_sm)
-                       : configure_s<double>(warps_f, warps_b, vg, fwd_per_sm, bwd_per_sm);
+    return float_tiles ? configure_s<float>(warps_f, warps_b, vg, ns, fwd_per_sm, bwd_per_sm)
+                       : configure_s<double>(warps_f, warps_b, vg, ns, fwd_per_sm, bwd_per_sm);
 }
 
 template <int W, typename S>
 static void launch_w(int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
                      const double *xin, double *x, int *done, int *ticket, const int *epoch, const int *skip)
 {
-    size_t sm = smem_bytes<W, S>(kind == SOLVE_FORWARD_LEVEL || kind == SOLVE_FORWARD_SYNCFREE ||
-                                     kind == SOLVE_FORWARD_SYNCFREE_VG,
-                                 kind == SOLVE_FORWARD_SYNCFREE_VG);
+    const bool fwd = kind != SOLVE_BACKWARD_LEVEL && kind != SOLVE_BACKWARD_SYNCFREE && kind != SOLVE_BACKWARD_SYNCFREE_NS;
+    const bool vg = kind == SOLVE_FORWARD_SYNCFREE_VG || kind == SOLVE_FORWARD_SYNCFREE_VG_NS;
+    const bool ns = kind == SOLVE_FORWARD_SYNCFREE_NS || kind == SOLVE_FORWARD_SYNCFREE_VG_NS ||
+                    kind == SOLVE_BACKWARD_SYNCFREE_NS;
+    size_t sm = smem_bytes<W, S>(fwd, vg, ns);
     switch (kind) {
     case SOLVE_FORWARD_LEVEL: k_forward_level<W, S><<<grid, W * 32, sm, s>>>(T, rows, x, skip); break;
     case SOLVE_BACKWARD_LEVEL: k_backward_level<W, S><<<grid, W * 32, sm, s>>>(T, rows, x, skip); break;
     case SOLVE_FORWARD_SYNCFREE: k_forward_syncfree<W, S, false><<<grid, W * 32, sm, s>>>(T, xin, x, done, ticket, epoch, skip); break;
     case SOLVE_FORWARD_SYNCFREE_VG: k_forward_syncfree<W, S, true><<<grid, W * 32, sm, s>>>(T, xin, x, done, ticket, epoch, skip); break;
+    case SOLVE_FORWARD_SYNCFREE_NS: k_forward_syncfree_ns<W, S, false><<<grid, W * 32, sm, s>>>(T, xin, x, done, ticket, epoch, skip); break;
+    case SOLVE_FORWARD_SYNCFREE_VG_NS: k_forward_syncfree_ns<W, S, true><<<grid, W * 32, sm, s>>>(T, xin, x, done, ticket, epoch, skip); break;
+    case SOLVE_BACKWARD_SYNCFREE_NS: k_backward_syncfree_ns<W, S><<<grid, W * 32, sm, s>>>(T, xin, x, done, ticket, epoch, skip); break;
     default: k_backward_syncfree<W, S><<<grid, W * 32, sm, s>>>(T, xin, x, done, ticket, epoch, skip); break;
     }
 }
