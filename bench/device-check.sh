@@ -51,8 +51,8 @@ echo "cuda tests, no staging tiles, exit $?"
 awk 'NF >= 6 && $1 ~ /mtx/ {n++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok++}
      END {printf "nostage: bitwise %d of %d\n", ok + 0, n}' "$OUTDIR/gpu-tests-nostage.log"
 grep -E "^SQMR|^refactor round 1" "$OUTDIR/gpu-tests-nostage.log"
-ILDL_SF_NOSTAGE=1 ILDL_SF_SPLIT=1 ILDL_TEST_ORDERING=6 ILDL_MATRICES_DIR=/tmp/ildl-split timeout 480 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests-nostage-split.log" 2>&1
-echo "cuda tests, no staging tiles, GMC_FILL, every row split, exit $?"
+ILDL_SF_NOSTAGE=1 ILDL_SF_VGLOBAL=1 ILDL_SF_SPLIT=1 ILDL_TEST_ORDERING=6 ILDL_MATRICES_DIR=/tmp/ildl-split timeout 480 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests-nostage-split.log" 2>&1
+echo "cuda tests, no staging tiles, V_ii from global, GMC_FILL, every row split, exit $?"
 awk 'NF >= 6 && $1 ~ /mtx/ {n++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok++}
      END {printf "nostage-split: bitwise %d of %d\n", ok + 0, n}' "$OUTDIR/gpu-tests-nostage-split.log"
 # A's values left pageable (ILDL_PIN_HOST=0: SQMR copies them at the first solve after each

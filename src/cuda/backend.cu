@@ -295,19 +295,6 @@ static int syncfree_blocks(const ildl_cuda_ctx *c, int per_sm)
     return b < 1 ? 1 : (int)b;
 }
 
-/* The forward sweep reads V_ii from global memory instead of staging it (SOLVE_FORWARD_SYNCFREE_VG)
- * when the levels are wide: at least this many block rows per level on average. Less shared
- * memory per block, so more rows in flight, for a memory latency more at the end of each row
- * (perf-notes §41). ILDL_SF_VGLOBAL=0/1 overrides (experiments). */
-#define SF_VGLOBAL_MIN_ROWS_PER_LEVEL 256
-
-static int sf_vglobal_default(const ildl_cuda_ctx *c)
-{
-    const char *env = getenv("ILDL_SF_VGLOBAL");
-    if (env) return atoi(env) != 0;
-    return c->nlevels > 0 && (int64_t)c->nb >= (int64_t)SF_VGLOBAL_MIN_ROWS_PER_LEVEL * c->nlevels;
-}
-
 /* The sync-free sweeps run without staging tiles (SOLVE_*_NS) when the levels average at least
  * this many block rows. Without them a block needs little shared memory, so registers set the
  * blocks per SM (2112 + 2112 on an H100 against 1452 + 1056): more rows in flight, which the
@@ -325,13 +312,29 @@ static int sf_nostage_default(const ildl_cuda_ctx *c)
     return c->nlevels > 0 && (int64_t)c->nb >= (int64_t)SF_NOSTAGE_MIN_ROWS_PER_LEVEL * c->nlevels;
 }
 
+/* The forward sweep reads V_ii from global memory instead of staging it (SOLVE_FORWARD_SYNCFREE_VG)
+ * when the levels are wide: at least this many block rows per level on average. Less shared
+ * memory per block, so more rows in flight, for a memory latency more at the end of each row
+ * (perf-notes §41). ILDL_SF_VGLOBAL=0/1 overrides (experiments). */
+#define SF_VGLOBAL_MIN_ROWS_PER_LEVEL 256
+
+static int sf_vglobal_default(const ildl_cuda_ctx *c)
+{
+    const char *env = getenv("ILDL_SF_VGLOBAL");
+    if (env) return atoi(env) != 0;
+    /* the kernels without staging tiles have the shared memory for V_ii: staged, it saves the
+     * end of each row a memory latency (forward -4 to -7%, perf-notes §51) */
+    if (c->sf_nostage) return 0;
+    return c->nlevels > 0 && (int64_t)c->nb >= (int64_t)SF_VGLOBAL_MIN_ROWS_PER_LEVEL * c->nlevels;
+}
+
 /* Configure the solve kernels for wf (forward) and wb (backward) warps per block and size the
  * sync-free grids. */
 static int set_solve_warps(ildl_cuda_ctx *c, int wf, int wb)
 {
     int status = ILDL_SUCCESS, fwd = 0, bwd = 0;
-    c->sf_vglobal = sf_vglobal_default(c);
     c->sf_nostage = sf_nostage_default(c);
+    c->sf_vglobal = sf_vglobal_default(c);
     CU(solve_configure(wf, wb, c->T.val32 != NULL, c->sf_vglobal != 0, c->sf_nostage != 0, &fwd, &bwd));
     {
         const char *env = getenv("ILDL_SF_PROTOCOL"); /* experiments: 0 fences, 1 acquire/release, 2 values */

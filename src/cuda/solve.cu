@@ -414,6 +414,21 @@ __device__ __forceinline__ double small_sparse_sum(const sparse_regs<S> &e, int 
  * chunk of 32 at a time after it), a dense one straight from global memory (forward: lane c
  * reads column c, coalesced; backward: lane r reads row r, through L1). The same products and
  * additions in the same order as the staged loops. */
+/* Ask L2 for what a tile without staging reads after its dependency's wait: a dense tile's
+ * values, or a sparse one's entries past the first SMALL_SPARSE (values and indices); one
+ * 128-byte line per lane and pass, no registers held across the wait. */
+template <typename S> __device__ __forceinline__ const S *stage_ptr(const dev_tiles &T, int64_t p);
+template <typename S>
+__device__ __forceinline__ void prefetch_tile_rest(const dev_tiles &T, int64_t v0, int count, int first)
+{
+    constexpr int per_line = 128 / sizeof(S);
+    for (int e = first + (threadIdx.x & 31) * per_line; e < count; e += LD * per_line)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(stage_ptr<S>(T, v0 + e)));
+    if (first > 0) /* sparse: the indices too (2 bytes each) */
+        for (int e = first + (threadIdx.x & 31) * 64; e < count; e += LD * 64)
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(T.idx + v0 + e));
+}
+
 template <bool FORWARD, typename S>
 __device__ __forceinline__ double sparse_sum_all(const dev_tiles &T, int64_t v0, int nz, const sparse_regs<S> &e,
                                                  double xd, S *us)
@@ -467,9 +482,11 @@ __device__ __forceinline__ double tile_tmatvec(const dev_tiles &T, const tile_me
     if constexpr (NS) {
         if (m->sparse[q]) {
             sparse_regs<S> e = load_small_sparse<P, S>(T, m, q);
+            prefetch_tile_rest<S>(T, m->off[q], m->nnz[q], SMALL_SPARSE);
             double xk = dep_values<SF>(x + m->dep0[q], mk, m->dep[q], done, epoch);
             return sparse_sum_all<true, S>(T, m->off[q], m->nnz[q], e, xk, us);
         }
+        prefetch_tile_rest<S>(T, m->off[q], mk * mi, 0);
         double xk = dep_values<SF>(x + m->dep0[q], mk, m->dep[q], done, epoch);
         return dense_global<true, S>(T, m->off[q], mk, mi, xk);
     }
@@ -510,9 +527,11 @@ __device__ __forceinline__ double tile_matvec(const dev_tiles &T, const tile_met
     if constexpr (NS) {
         if (m->sparse[q]) {
             sparse_regs<S> e = load_small_sparse<P, S>(T, m, q);
+            prefetch_tile_rest<S>(T, m->off[q], m->nnz[q], SMALL_SPARSE);
             double xj = dep_values<SF>(x + m->dep0[q], mj, m->dep[q], done, epoch);
             return sparse_sum_all<false, S>(T, m->off[q], m->nnz[q], e, xj, us);
         }
+        prefetch_tile_rest<S>(T, m->off[q], mi * mj, 0);
         double xj = dep_values<SF>(x + m->dep0[q], mj, m->dep[q], done, epoch);
         return dense_global<false, S>(T, m->off[q], mj, mi, xj);
     }
