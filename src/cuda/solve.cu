@@ -469,6 +469,25 @@ template <typename S, bool NS> __host__ __device__ constexpr int warp_stage()
     return NS ? (int)(WARP_SCRATCH_BYTES / sizeof(S)) : STILE;
 }
 
+/* tile_tmatvec (FORWARD) or tile_matvec of tile q without staging: a sparse tile's first
+ * SMALL_SPARSE entries are loaded before the dependency's wait, the rest of the tile asked of
+ * L2; then summed from registers (sparse) or from global memory (dense). */
+template <bool FORWARD, bool SF, int P, typename S>
+__device__ __forceinline__ double tile_sum_nostage(const dev_tiles &T, const tile_meta<P> *m, int q, int mi,
+                                                   const double *x, S *us, const int *done, int epoch)
+{
+    int md = m->depm[q];
+    if (m->sparse[q]) {
+        sparse_regs<S> e = load_small_sparse<P, S>(T, m, q);
+        prefetch_tile_rest<S>(T, m->off[q], m->nnz[q], SMALL_SPARSE);
+        double xd = dep_values<SF>(x + m->dep0[q], md, m->dep[q], done, epoch);
+        return sparse_sum_all<FORWARD, S>(T, m->off[q], m->nnz[q], e, xd, us);
+    }
+    prefetch_tile_rest<S>(T, m->off[q], md * mi, 0);
+    double xd = dep_values<SF>(x + m->dep0[q], md, m->dep[q], done, epoch);
+    return dense_global<FORWARD, S>(T, m->off[q], md, mi, xd);
+}
+
 /* Lane c of one warp: s_c = sum_l U_t(l,c) x_k(l) over l ascending for tile t = (k,i) (mk x mi);
  * a sparse tile adds its stored entries (small ones from registers, every stored entry; staged
  * ones skip the exact zeros, which for finite x changes no bit: s starts at +0, never becomes -0), a
@@ -479,17 +498,7 @@ __device__ __forceinline__ double tile_tmatvec(const dev_tiles &T, const tile_me
 {
     int c = threadIdx.x & 31;
     int mk = m->depm[q];
-    if constexpr (NS) {
-        if (m->sparse[q]) {
-            sparse_regs<S> e = load_small_sparse<P, S>(T, m, q);
-            prefetch_tile_rest<S>(T, m->off[q], m->nnz[q], SMALL_SPARSE);
-            double xk = dep_values<SF>(x + m->dep0[q], mk, m->dep[q], done, epoch);
-            return sparse_sum_all<true, S>(T, m->off[q], m->nnz[q], e, xk, us);
-        }
-        prefetch_tile_rest<S>(T, m->off[q], mk * mi, 0);
-        double xk = dep_values<SF>(x + m->dep0[q], mk, m->dep[q], done, epoch);
-        return dense_global<true, S>(T, m->off[q], mk, mi, xk);
-    }
+    if constexpr (NS) return tile_sum_nostage<true, SF, P, S>(T, m, q, mi, x, us, done, epoch);
     if (c_small_sparse && m->sparse[q] && m->nnz[q] <= SMALL_SPARSE) {
         sparse_regs<S> e = load_small_sparse<P, S>(T, m, q); /* final: load it while k finishes */
         double xk = dep_values<SF>(x + m->dep0[q], mk, m->dep[q], done, epoch);
@@ -524,17 +533,7 @@ __device__ __forceinline__ double tile_matvec(const dev_tiles &T, const tile_met
 {
     int r = threadIdx.x & 31;
     int mj = m->depm[q];
-    if constexpr (NS) {
-        if (m->sparse[q]) {
-            sparse_regs<S> e = load_small_sparse<P, S>(T, m, q);
-            prefetch_tile_rest<S>(T, m->off[q], m->nnz[q], SMALL_SPARSE);
-            double xj = dep_values<SF>(x + m->dep0[q], mj, m->dep[q], done, epoch);
-            return sparse_sum_all<false, S>(T, m->off[q], m->nnz[q], e, xj, us);
-        }
-        prefetch_tile_rest<S>(T, m->off[q], mi * mj, 0);
-        double xj = dep_values<SF>(x + m->dep0[q], mj, m->dep[q], done, epoch);
-        return dense_global<false, S>(T, m->off[q], mj, mi, xj);
-    }
+    if constexpr (NS) return tile_sum_nostage<false, SF, P, S>(T, m, q, mi, x, us, done, epoch);
     if (c_small_sparse && m->sparse[q] && m->nnz[q] <= SMALL_SPARSE) {
         sparse_regs<S> e = load_small_sparse<P, S>(T, m, q);
         double xj = dep_values<SF>(x + m->dep0[q], mj, m->dep[q], done, epoch);
@@ -911,9 +910,13 @@ __global__ void __launch_bounds__(W * 32) k_backward_syncfree(dev_tiles T, const
 }
 
 /* Without staging tiles shared memory no longer limits the blocks per SM, registers do: the
- * bound asks for 1024 threads per SM (64 registers; 56 unbounded, with spills), perf-notes §51. */
+ * bound asks for SF_NS_WARPS_PER_SM warps per SM (32: 64 registers; 56 unbounded, with
+ * spills), perf-notes §51. */
+#ifndef SF_NS_WARPS_PER_SM
+#define SF_NS_WARPS_PER_SM 32
+#endif
 template <int W, typename S, bool VG>
-__global__ void __launch_bounds__(W * 32, 32 / W) k_forward_syncfree_ns(dev_tiles T, const double *xin, double *x,
+__global__ void __launch_bounds__(W * 32, SF_NS_WARPS_PER_SM / W) k_forward_syncfree_ns(dev_tiles T, const double *xin, double *x,
                                                                         int *done, int *ticket, const int *epoch,
                                                                         const int *skip)
 {
@@ -921,7 +924,7 @@ __global__ void __launch_bounds__(W * 32, 32 / W) k_forward_syncfree_ns(dev_tile
 }
 
 template <int W, typename S>
-__global__ void __launch_bounds__(W * 32, 32 / W) k_backward_syncfree_ns(dev_tiles T, const double *xin, double *x,
+__global__ void __launch_bounds__(W * 32, SF_NS_WARPS_PER_SM / W) k_backward_syncfree_ns(dev_tiles T, const double *xin, double *x,
                                                                          int *done, int *ticket, const int *epoch,
                                                                          const int *skip)
 {
