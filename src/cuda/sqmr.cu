@@ -102,12 +102,15 @@ __global__ void k_residual(int32_t n, const double *b, double *w)
     if (i < n) w[i] = b[i] - w[i];
 }
 
-/* The fused kernels below (ILDL_DOT_BLOCKS x ILDL_DOT_THREADS threads, reduce.h's lanes) do
- * the work of the single-purpose ones above in fewer passes and launches, with the same
- * operations in the same order: the same bits. Each block's thread 0 derives the step's
- * scalar from the partial sums itself (every block finds the same value and the same
- * breakdown); the scalars that the kernel's blocks read are stored by the block that
- * finishes last (last_block), so no block sees them change. */
+/* The step kernels below (ILDL_DOT_BLOCKS x ILDL_DOT_THREADS threads, reduce.h's lanes) fuse
+ * what were one-thread scalar kernels, vector updates and inner products (perf-notes §50), with
+ * the same operations in the same order: the same bits. Each block's thread 0 derives the
+ * step's scalar from the partial sums itself (every block finds the same value and the same
+ * breakdown); the scalars that the kernel's blocks read are stored by the block that finishes
+ * last (last_block), so no block sees them change. The halt flag is the one field that one
+ * block may store (a breakdown) while another reads it: both go through halt_of / halt_set. */
+__device__ __forceinline__ int halt_of(const sqmr_scalars *S) { return *(const volatile int *)&S->halt; }
+__device__ __forceinline__ void halt_set(sqmr_scalars *S, int h) { *(volatile int *)&S->halt = h; }
 
 /* sigma = q^T t (part_in), alpha = rho / sigma, r -= alpha t, and r^T r's block sums into
  * part_out: k_sigma, k_axpy_r and an inner product in one pass. */
@@ -118,7 +121,7 @@ k_step_r(sqmr_scalars *S, int32_t n, double *__restrict__ r, const double *__res
     __shared__ double sh_alpha;
     __shared__ int sh_go;
     if (threadIdx.x == 0) {
-        int go = !S->halt;
+        int go = !halt_of(S);
         double alpha = 0.0;
         if (go) {
             double sigma = d_sum_parts(part_in);
@@ -127,7 +130,7 @@ k_step_r(sqmr_scalars *S, int32_t n, double *__restrict__ r, const double *__res
                 alpha = S->rho / sigma;
                 go = isfinite(alpha);
             }
-            if (!go) S->halt = HALT_BREAKDOWN;
+            if (!go) halt_set(S, HALT_BREAKDOWN);
             else if (blockIdx.x == 0) S->alpha = alpha; /* read by the next kernel only */
         }
         sh_alpha = alpha;
@@ -154,12 +157,12 @@ k_step_x(sqmr_scalars *S, int32_t n, double *__restrict__ d, const double *__res
     __shared__ double sh[4]; /* theta, c, dcoef, qcoef */
     __shared__ int sh_go;
     if (threadIdx.x == 0) {
-        int go = !S->halt;
+        int go = !halt_of(S);
         if (go) {
             double theta_old = S->theta;
             double theta = sqrt(d_sum_parts(part_in)) / S->tau;
             go = isfinite(theta);
-            if (!go) S->halt = HALT_BREAKDOWN;
+            if (!go) halt_set(S, HALT_BREAKDOWN);
             double c = theta > 1e150 ? 1.0 / theta : 1.0 / sqrt(1.0 + theta * theta);
             double c2 = c * c;
             sh[0] = theta;
@@ -226,7 +229,7 @@ k_direction(sqmr_scalars *S, int32_t n, double *__restrict__ q, const double *__
     __shared__ double sh_rho, sh_beta;
     __shared__ int sh_go;
     if (threadIdx.x == 0) {
-        int go = !S->halt;
+        int go = !halt_of(S);
         if (go) {
             double rho = d_sum_parts(part), beta = 0.0;
             go = !(rho == 0.0 || !isfinite(rho));
@@ -234,7 +237,7 @@ k_direction(sqmr_scalars *S, int32_t n, double *__restrict__ q, const double *__
                 beta = rho / S->rho;
                 go = isfinite(beta);
             }
-            if (!go) S->halt = HALT_BREAKDOWN;
+            if (!go) halt_set(S, HALT_BREAKDOWN);
             sh_rho = rho;
             sh_beta = beta;
         }
