@@ -33,34 +33,29 @@ awk 'NF >= 6 && $1 ~ /mtx/ {n[$2]++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 
 mkdir -p /tmp/ildl-split
 for m in tuma2 stokes64 aug3dcqp sqd_aug2d_2x2_it5 cutest_kkt_VESUVIA_0000 bloweya maxwell_homogeneous4; do
   ln -sf "$PWD/.devdata/matrices/$m.mtx.gz" /tmp/ildl-split/; done
-ILDL_SF_SPLIT=1 ILDL_MATRICES_DIR=/tmp/ildl-split timeout 480 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests-split.log" 2>&1
-echo "cuda tests, every solve row split (ILDL_SF_SPLIT=1), exit $?"
-awk 'NF >= 6 && $1 ~ /mtx/ {n++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok++}
-     END {printf "split rows: bitwise %d of %d\n", ok + 0, n}' "$OUTDIR/gpu-tests-split.log"
+# agreement NAME LABEL [VAR=VALUE...]: the agreement test on the quick set with the variables
+# set; prints its exit status and how many factor/solve comparisons were bitwise equal
+agreement() {
+  local name=$1 label=$2; shift 2
+  env "$@" ILDL_MATRICES_DIR=/tmp/ildl-split timeout 480 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests-$name.log" 2>&1
+  echo "cuda tests, $label, exit $?"
+  awk -v name="$name" 'NF >= 6 && $1 ~ /mtx/ {n++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok++}
+       END {printf "%s: bitwise %d of %d\n", name, ok + 0, n}' "$OUTDIR/gpu-tests-$name.log"
+}
+agreement split "every solve row split (ILDL_SF_SPLIT=1)" ILDL_SF_SPLIT=1
 # the quick set ordered by GMC_FILL (ILDL_TEST_ORDERING=6): wide levels, many rows in flight;
 # the forward sweep reading V_ii from global memory (ILDL_SF_VGLOBAL=1: the wide-level kernel,
 # which by default only levels of 256+ block rows get)
-ILDL_SF_VGLOBAL=1 ILDL_TEST_ORDERING=6 ILDL_MATRICES_DIR=/tmp/ildl-split timeout 480 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests-gmcfill.log" 2>&1
-echo "cuda tests, GMC_FILL ordering, V_ii from global, exit $?"
-awk 'NF >= 6 && $1 ~ /mtx/ {n++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok++}
-     END {printf "gmc-fill: bitwise %d of %d\n", ok + 0, n}' "$OUTDIR/gpu-tests-gmcfill.log"
+agreement gmc-fill "GMC_FILL ordering, V_ii from global" ILDL_SF_VGLOBAL=1 ILDL_TEST_ORDERING=6
 # the sync-free kernels without staging tiles (ILDL_SF_NOSTAGE=1: the kernels that by default only
 # levels of 1024+ block rows get), with the split-row path too
-ILDL_SF_NOSTAGE=1 ILDL_MATRICES_DIR=/tmp/ildl-split timeout 480 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests-nostage.log" 2>&1
-echo "cuda tests, no staging tiles, exit $?"
-awk 'NF >= 6 && $1 ~ /mtx/ {n++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok++}
-     END {printf "nostage: bitwise %d of %d\n", ok + 0, n}' "$OUTDIR/gpu-tests-nostage.log"
+agreement nostage "no staging tiles" ILDL_SF_NOSTAGE=1
 grep -E "^SQMR|^refactor round 1" "$OUTDIR/gpu-tests-nostage.log"
-ILDL_SF_NOSTAGE=1 ILDL_SF_VGLOBAL=1 ILDL_SF_SPLIT=1 ILDL_TEST_ORDERING=6 ILDL_MATRICES_DIR=/tmp/ildl-split timeout 480 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests-nostage-split.log" 2>&1
-echo "cuda tests, no staging tiles, V_ii from global, GMC_FILL, every row split, exit $?"
-awk 'NF >= 6 && $1 ~ /mtx/ {n++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok++}
-     END {printf "nostage-split: bitwise %d of %d\n", ok + 0, n}' "$OUTDIR/gpu-tests-nostage-split.log"
+agreement nostage-split "no staging tiles, V_ii from global, GMC_FILL, every row split" \
+  ILDL_SF_NOSTAGE=1 ILDL_SF_VGLOBAL=1 ILDL_SF_SPLIT=1 ILDL_TEST_ORDERING=6
 # A's values left pageable (ILDL_PIN_HOST=0: SQMR copies them at the first solve after each
 # factorization instead of during it): the agreement test, its refactorization test included
-ILDL_PIN_HOST=0 ILDL_MATRICES_DIR=/tmp/ildl-split timeout 480 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests-pageable.log" 2>&1
-echo "cuda tests, pageable copies of A's values, exit $?"
-awk 'NF >= 6 && $1 ~ /mtx/ {n++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok++}
-     END {printf "pageable: bitwise %d of %d\n", ok + 0, n}' "$OUTDIR/gpu-tests-pageable.log"
+agreement pageable "pageable copies of A's values" ILDL_PIN_HOST=0
 grep -E "^refactor round" "$OUTDIR/gpu-tests-pageable.log"
 timeout 120 $B/tests/api_test_api > "$OUTDIR/api.log" 2>&1; echo "api tests exit $?"
 timeout 120 $B/tests/cuda_test_cuda_oom > "$OUTDIR/oom.log" 2>&1; echo "device memory exhaustion test exit $?"
