@@ -104,6 +104,8 @@ static cudaError_t alloc(Tp **dst, size_t count, ildl_cuda_ctx *c)
     return upload<Tp>(dst, NULL, count, c);
 }
 
+static void lanes_free(ildl_cuda_ctx *c, int values_only);
+
 extern "C" int ildl_cuda_device_count(void)
 {
     int n = 0;
@@ -167,6 +169,7 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
     cudaSetDevice(c->device);
     ildl_cuda_sqmr_free(c);
     ildl_cuda_capture_lock(); /* cudaFree synchronises the device */
+    lanes_free(c, 0);
     for (int k = 0; k < 2; k++)
         if (c->pinned[k]) cudaHostUnregister(c->pinned[k]);
     void *ptrs[] = {(void *)c->T.bstart, (void *)c->T.row_ptr, (void *)c->T.row, (void *)c->T.col,
@@ -271,15 +274,17 @@ static int plan_chunks(ildl_cuda_ctx *c, const ildl_tiles *T, int32_t *rowbase, 
 }
 
 /* Warps per block of the forward and backward solve kernels: ILDL_SOLVE_WARPS="F,B" or "W"
- * (2, 4 or 8 each; anything else: the default) for experiments, else the defaults, the fastest
- * measured at n = 1M (perf-notes §13). */
-static void solve_warps_default(int *wf, int *wb)
+ * (1, 2, 4 or 8 each; anything else: the default) for experiments, else the defaults, the
+ * fastest measured at n = 1M: 2 and 2 for the staged kernels (perf-notes §13, §31), one warp
+ * per block row for the kernels without staging tiles (ns; §52). */
+static void solve_warps_default(int ns, int *wf, int *wb)
 {
     const char *env = getenv("ILDL_SOLVE_WARPS");
-    int f = ILDL_SOLVE_WARPS_FORWARD, b = ILDL_SOLVE_WARPS_BACKWARD;
+    int df = ns ? ILDL_SOLVE_WARPS_NS : ILDL_SOLVE_WARPS_FORWARD, db = ns ? ILDL_SOLVE_WARPS_NS : ILDL_SOLVE_WARPS_BACKWARD;
+    int f = df, b = db;
     if (env && sscanf(env, "%d,%d", &f, &b) == 1) b = f; /* one count: both directions */
-    *wf = solve_warps_valid(f) ? f : ILDL_SOLVE_WARPS_FORWARD;
-    *wb = solve_warps_valid(b) ? b : ILDL_SOLVE_WARPS_BACKWARD;
+    *wf = solve_warps_valid(f) ? f : df;
+    *wb = solve_warps_valid(b) ? b : db;
 }
 
 /* Blocks of the persistent sync-free solve kernels: as many as can be resident (the time
@@ -296,17 +301,19 @@ static int syncfree_blocks(const ildl_cuda_ctx *c, int per_sm)
 }
 
 /* The sync-free sweeps run without staging tiles (SOLVE_*_NS) when the levels average at least
- * this many block rows. Without them a block needs little shared memory, so registers set the
- * blocks per SM (2112 + 2112 on an H100 against 1452 + 1056): more rows in flight, which the
- * wide levels use (control70, 1525 rows per level: -16% per SQMR iteration), but every tile
- * then loads its values after its dependency's wait, and dense tiles are read from global
- * memory (the backward sweep's across rows), which costs where the critical path or dense
- * tiles rule (the 1M Stokes problem, 672 rows per level: +17%; shared matrices with few rows
- * per level: up to 2.4x slower): perf-notes §51. ILDL_SF_NOSTAGE=0/1 overrides (experiments). */
-#define SF_NOSTAGE_MIN_ROWS_PER_LEVEL 1024
+ * this many block rows. Those kernels sum a sparse tile by lanes (each lane its own output's
+ * entries, over counts and a column-by-column copy built after each factorization: device
+ * memory for ~9 bytes per sparse entry) and read dense tiles from global memory; a block needs
+ * almost no shared memory, so one warp per block row and 32 rows in flight per SM. Wide
+ * levels gain (control70, 1525 block rows per level: -12% per SQMR iteration; the 1M Stokes
+ * problem, 672: sweeps -10% / -33%), narrow ones lose: their critical path pays for the
+ * values loaded after each dependency's wait (the shared stokes64, 8 rows per level: +30%;
+ * aug3dcqp, 46: +16%): perf-notes §51, §52. ILDL_SF_NOSTAGE=0/1 overrides (experiments). */
+#define SF_NOSTAGE_MIN_ROWS_PER_LEVEL 256
 
 static int sf_nostage_default(const ildl_cuda_ctx *c)
 {
+    if (c->lanes_failed) return 0; /* they need their lanes */
     const char *env = getenv("ILDL_SF_NOSTAGE");
     if (env) return atoi(env) != 0;
     return c->nlevels > 0 && (int64_t)c->nb >= (int64_t)SF_NOSTAGE_MIN_ROWS_PER_LEVEL * c->nlevels;
@@ -328,12 +335,75 @@ static int sf_vglobal_default(const ildl_cuda_ctx *c)
     return c->nlevels > 0 && (int64_t)c->nb >= (int64_t)SF_VGLOBAL_MIN_ROWS_PER_LEVEL * c->nlevels;
 }
 
-/* Configure the solve kernels for wf (forward) and wb (backward) warps per block and size the
- * sync-free grids. */
+/* Free the lanes of the solves without staging tiles (all of them, or only the values in
+ * double once the solves read float: values_only). */
+static void lanes_free(ildl_cuda_ctx *c, int values_only)
+{
+    dev_tiles &D = c->T;
+    void *v[] = {D.lane_val, D.lane_val32, D.lane_cnt_f, D.lane_cnt_b, D.lane_row, D.lane_size, D.lane_off, D.lane_tmp};
+    size_t cap = D.lane_cap ? (size_t)D.lane_cap : 1, nt = D.ntiles ? (size_t)D.ntiles : 1; /* as upload counts */
+    size_t bytes[] = {sizeof(double) * cap, sizeof(float) * cap, nt * LD, nt * LD, cap, sizeof(int64_t) * nt,
+                      sizeof(int64_t) * nt, D.lane_tmp_bytes ? D.lane_tmp_bytes : 1};
+    for (int k = 0; k < (values_only ? 1 : 8); k++)
+        if (v[k]) {
+            cudaFree(v[k]);
+            c->bytes -= bytes[k];
+        }
+    D.lane_val = NULL;
+    if (values_only) return;
+    D.lane_val32 = NULL;
+    D.lane_cnt_f = D.lane_cnt_b = D.lane_row = NULL;
+    D.lane_size = D.lane_off = NULL;
+    D.lane_tmp = NULL;
+}
+
+/* The lanes of the solves without staging tiles (dev_tiles.lane_*), allocated the first time
+ * those kernels are chosen, and their values in the solves' type (float once T.val32 exists).
+ * About 9 bytes per entry of the sparse off-diagonal tiles' capacity (5 in float) and 64 per
+ * tile. Device memory exhausted: freed again, and the staged kernels are used (lanes_failed). */
+static cudaError_t lanes_alloc(ildl_cuda_ctx *c)
+{
+    dev_tiles &D = c->T;
+    cudaError_t e = cudaSuccess;
+    if (!D.lane_cnt_f) {
+        D.lane_tmp_bytes = solve_lanes_tmp_bytes(D.ntiles);
+        e = alloc(&D.lane_cnt_f, (size_t)D.ntiles * LD, c);
+        if (e == cudaSuccess) e = alloc(&D.lane_cnt_b, (size_t)D.ntiles * LD, c);
+        if (e == cudaSuccess) e = alloc(&D.lane_row, (size_t)D.lane_cap, c);
+        if (e == cudaSuccess) e = alloc(&D.lane_size, (size_t)D.ntiles, c);
+        if (e == cudaSuccess) e = alloc(&D.lane_off, (size_t)D.ntiles, c);
+        if (e == cudaSuccess) e = alloc((char **)&D.lane_tmp, D.lane_tmp_bytes, c);
+    }
+    if (e == cudaSuccess && D.val32 && !D.lane_val32) {
+        e = alloc(&D.lane_val32, (size_t)D.lane_cap, c);
+        if (e == cudaSuccess) lanes_free(c, 1);
+    }
+    if (e == cudaSuccess && !D.val32 && !D.lane_val) e = alloc(&D.lane_val, (size_t)D.lane_cap, c);
+    if (e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError(); /* not sticky: clear it */
+        lanes_free(c, 0);
+        c->lanes_failed = 1;
+        e = cudaSuccess;
+    }
+    return e;
+}
+
+/* Configure the solve kernels for wf (forward) and wb (backward) warps per block (0: the
+ * defaults for the kernels chosen) and size the sync-free grids. */
 static int set_solve_warps(ildl_cuda_ctx *c, int wf, int wb)
 {
     int status = ILDL_SUCCESS, fwd = 0, bwd = 0;
     c->sf_nostage = sf_nostage_default(c);
+    if (c->sf_nostage) {
+        CU(lanes_alloc(c));
+        c->sf_nostage = sf_nostage_default(c); /* 0 if they did not fit */
+    }
+    if (wf == 0 || wb == 0) {
+        int f, b;
+        solve_warps_default(c->sf_nostage, &f, &b);
+        if (wf == 0) wf = f;
+        if (wb == 0) wb = b;
+    }
     c->sf_vglobal = sf_vglobal_default(c);
     CU(solve_configure(wf, wb, c->T.val32 != NULL, c->sf_vglobal != 0, c->sf_nostage != 0, &fwd, &bwd));
     {
@@ -580,9 +650,10 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
             }
 #endif
         }
-        int wf, wb;
-        solve_warps_default(&wf, &wb);
-        status = set_solve_warps(c, wf, wb);
+        D.lane_cap = T->total_cap; /* the lanes hold the sparse tiles' entries (lanes_alloc) */
+        for (int64_t t = 0; t < T->ntiles; t++)
+            if (T->format[t] != ILDL_TILE_SPARSE) D.lane_cap -= T->cap[t];
+        status = set_solve_warps(c, 0, 0); /* the default warps for the kernels chosen */
         if (status) goto cleanup;
         c->n = T->n;
         CU(alloc(&c->d_q, (size_t)T->n, B));
@@ -733,6 +804,8 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     }
     solve_meta_launch(c->T, c->fstream[0]);
     CU_LAUNCH();
+    if (!c->T.val32 || c->single) /* mixed: after the rounding (ildl_cuda_round_single) */
+        CU(solve_lanes_launch(c->T, c->fstream[0]));
     if (c->have_map) {
         k_build_map<<<c->nb, 32, 0, c->fstream[0]>>>(c->T, c->d_perm, c->d_scale, c->d_q, c->d_qs, c->d_qinv);
         CU_LAUNCH();
@@ -818,6 +891,7 @@ extern "C" int ildl_cuda_round_single(ildl_cuda_ctx *c)
     CU_LAUNCH();
     k_round_single<<<(c->n + 255) / 256, 256, 0, c->fstream[0]>>>(c->n, c->T.d_off);
     CU_LAUNCH();
+    CU(solve_lanes_launch(c->T, c->fstream[0])); /* their values from the rounded copy */
     CU(cudaStreamSynchronize(c->fstream[0]));
 cleanup:
     return status;

@@ -105,6 +105,19 @@ struct dev_tiles {
     const int64_t *sf_scr_f, *sf_scr_b;
     double *sf_scratch;     /* LD partial sums per tile of the split rows (one direction at a time) */
     int *sf_count;          /* [nb] items of a split row finished in this sweep (the last resets it) */
+    /* The sync-free solves without staging tiles (solve.cu, solve_lanes_launch after each
+     * factorization; NULL unless they are chosen): per position of fwd_seq (_f) and bwd_seq
+     * (_b), a sparse tile's entries per output, LD counts (forward: per column; backward: per
+     * row); forward, the sparse tiles' entries again, column by column (rows ascending within
+     * a column), values in the solves' type (lane_val or lane_val32, as val / val32) and rows,
+     * position q's from lane_off[q] (an exclusive sum of lane_size in fwd_seq order). */
+    uint8_t *lane_cnt_f, *lane_cnt_b, *lane_row;
+    int64_t *lane_size, *lane_off;
+    double *lane_val;
+    float *lane_val32;
+    int64_t lane_cap;       /* entries lane_val / lane_row hold: total_cap less the dense tiles' */
+    void *lane_tmp;         /* the scan's scratch (host side only) */
+    size_t lane_tmp_bytes;
 };
 
 /* The factor values a factorization of value type R writes: val (double) or val32 (float). */

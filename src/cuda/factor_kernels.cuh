@@ -45,9 +45,16 @@ enum { SOLVE_FORWARD_LEVEL, SOLVE_BACKWARD_LEVEL, SOLVE_FORWARD_SYNCFREE, SOLVE_
  * perf-notes §13, §16, §31). */
 #define ILDL_SOLVE_WARPS_FORWARD 2
 #define ILDL_SOLVE_WARPS_BACKWARD 2
+/* The kernels without staging tiles: one warp per block row (no barriers, as many rows in
+ * flight as warps fit; perf-notes §52). */
+#define ILDL_SOLVE_WARPS_NS 1
 int solve_warps_valid(int warps);
 /* Pack T.fwd_meta and T.bwd_meta from the factor just computed, on stream s (solve.cu). */
 void solve_meta_launch(const dev_tiles &T, cudaStream_t s);
+/* The lanes of the solves without staging tiles (dev_tiles.lane_*), from the factor just
+ * computed, on stream s; their scan's scratch bytes for n tiles (solve.cu). */
+cudaError_t solve_lanes_launch(const dev_tiles &T, cudaStream_t s);
+size_t solve_lanes_tmp_bytes(int64_t n);
 /* The sync-free solves' protocol (0: flags and fences, 1: flags with acquire/release, 2: values
  * polled, no flags; results identical) on the current device. */
 #ifndef ILDL_SF_PROTOCOL

@@ -23,6 +23,8 @@
  * memory, and more blocks, i.e. more rows in flight, fit an SM. */
 #include "cuda/factor_kernels.cuh"
 
+#include <cub/device/device_scan.cuh>
+
 
 /* How rows publish and wait (solve_set_protocol): 0, fences (volatile poll, fence; fence,
  * atomicExch); 1, acquire load / release store of a per-row flag; 2, no flags: the sweep
@@ -208,19 +210,30 @@ __device__ __forceinline__ void trace_row_end(int, int32_t, int, int32_t, unsign
 /* What a warp needs to know about one off-diagonal tile of the row being solved, gathered by
  * the whole block at once before any warp waits: staging then costs one dependent load (the
  * values) instead of three (tile index, offset and format, values). */
-template <int P> struct tile_meta {
+template <int P, bool L = false> struct tile_meta {
     int64_t off[P];
     int32_t nnz[P], dep[P], dep0[P], depm[P];
     uint8_t sparse[P];
+    /* L (the kernels without staging tiles): a sparse tile's entries per output (lane_cnt_*),
+     * and forward where its column-by-column copy starts (lane_off) */
+    uint8_t cnt[L ? P : 1][LD];
+    int64_t loff[L ? P : 1];
 };
 
 /* Fill meta for `count` tiles starting at position `first` of block column i's list (fwd_seq)
  * for the forward solve, of block row i's (bwd_seq) for the backward solve; dep is the other
  * block (row k forward, column j backward). One 16-byte load per tile (k_solve_meta packed it
  * after the factorization). Block-wide, ends with a barrier. */
-template <bool FORWARD, int P>
-__device__ __forceinline__ void gather_meta(const dev_tiles &T, int64_t first, int count, tile_meta<P> *m)
+template <bool FORWARD, int P, bool L>
+__device__ __forceinline__ void gather_meta(const dev_tiles &T, int64_t first, int count, tile_meta<P, L> *m)
 {
+    if constexpr (L) { /* the counts as 4-byte words, coalesced */
+        const uint32_t *src = reinterpret_cast<const uint32_t *>((FORWARD ? T.lane_cnt_f : T.lane_cnt_b) + first * LD);
+        uint32_t *dst = reinterpret_cast<uint32_t *>(&m->cnt[0][0]);
+        for (int k = threadIdx.x; k < count * (LD / 4); k += blockDim.x) dst[k] = src[k];
+        if (FORWARD)
+            for (int k = threadIdx.x; k < count; k += blockDim.x) m->loff[k] = T.lane_off[first + k];
+    }
     for (int k = threadIdx.x; k < count; k += blockDim.x) {
         solve_meta x = (FORWARD ? T.fwd_meta : T.bwd_meta)[first + k];
         m->off[k] = x.a & ((1LL << SOLVE_META_OFF_BITS) - 1);
@@ -282,6 +295,105 @@ void solve_meta_launch(const dev_tiles &T, cudaStream_t s)
 template <typename S> __device__ __forceinline__ S stage_val(const dev_tiles &T, int64_t p);
 template <> __device__ __forceinline__ double stage_val<double>(const dev_tiles &T, int64_t p) { return T.val[p]; }
 template <> __device__ __forceinline__ float stage_val<float>(const dev_tiles &T, int64_t p) { return T.val32[p]; }
+
+/* ------------------------------------------------------------ lanes (solves without staging) */
+
+/* Entries of the sparse tile at each position of fwd_seq in the forward copy (0 for a dense
+ * one): the sizes that lane_off sums. One thread per position. */
+__global__ void k_lane_sizes(dev_tiles T)
+{
+    int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (q >= T.ntiles) return;
+    int64_t t = T.fwd_seq[q];
+    T.lane_size[q] = T.format[t] == ILDL_TILE_SPARSE ? T.nnz[t] : 0;
+}
+
+template <typename S> __device__ __forceinline__ void lane_store(const dev_tiles &T, int64_t p, S v);
+template <> __device__ __forceinline__ void lane_store<double>(const dev_tiles &T, int64_t p, double v) { T.lane_val[p] = v; }
+template <> __device__ __forceinline__ void lane_store<float>(const dev_tiles &T, int64_t p, float v) { T.lane_val32[p] = v; }
+
+/* The lanes of the sparse tile at each position of fwd_seq (FORWARD) or bwd_seq, one warp per
+ * position: its entries per output (columns forward, rows backward; 0 for a dense tile), and
+ * forward its entries column by column. The stored entries are in row-major order, so a
+ * column's entries keep their rows ascending: each lane takes one entry of a chunk, and its
+ * place is its column's next free place plus its rank among the chunk's entries of the same
+ * column. */
+#define LANE_WARPS 8
+template <bool FORWARD, typename S> __global__ void __launch_bounds__(LANE_WARPS * 32) k_solve_lanes(dev_tiles T)
+{
+    const unsigned FULL = 0xffffffffu;
+    __shared__ int s_at[LANE_WARPS][LD];
+    int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    int64_t q = (int64_t)blockIdx.x * LANE_WARPS + w;
+    if (q >= T.ntiles) return; /* uniform per warp */
+    int64_t t = FORWARD ? T.fwd_seq[q] : T.bwd_seq[q];
+    uint8_t *cnt = (FORWARD ? T.lane_cnt_f : T.lane_cnt_b) + q * LD;
+    if (T.format[t] != ILDL_TILE_SPARSE) {
+        cnt[lane] = 0;
+        return;
+    }
+    const int64_t off = T.off[t];
+    const int nz = (int)T.nnz[t];
+    s_at[w][lane] = 0;
+    __syncwarp();
+    for (int e = lane; e < nz; e += LD) {
+        int ix = T.idx[off + e];
+        atomicAdd(&s_at[w][FORWARD ? (ix & 31) : (ix >> 5)], 1);
+    }
+    __syncwarp();
+    int c = s_at[w][lane], start = c;
+    cnt[lane] = (uint8_t)c; /* at most LD entries per row or column */
+    if constexpr (FORWARD) { /* the copy, column by column */
+#pragma unroll
+    for (int d = 1; d < LD; d <<= 1) {
+        int y = __shfl_up_sync(FULL, start, d);
+        if (lane >= d) start += y;
+    }
+    s_at[w][lane] = start - c; /* column lane's first place */
+    __syncwarp();
+    const int64_t base = T.lane_off[q];
+    for (int e0 = 0; e0 < nz; e0 += LD) {
+        int e = e0 + lane;
+        bool act = e < nz;
+        int ix = act ? T.idx[off + e] : 0;
+        int col = act ? (ix & 31) : LD + lane; /* idle lanes in groups of their own */
+        unsigned grp = __match_any_sync(FULL, col);
+        int rank = __popc(grp & ((1u << lane) - 1u));
+        int at = act ? s_at[w][col] + rank : 0;
+        __syncwarp();
+        if (act && rank == 0) s_at[w][col] += __popc(grp);
+        __syncwarp();
+        if (act) {
+            lane_store<S>(T, base + at, stage_val<S>(T, off + e));
+            T.lane_row[base + at] = (uint8_t)(ix >> 5);
+        }
+    }
+    }
+}
+
+/* The scan's scratch bytes for n positions (allocated once at setup). */
+size_t solve_lanes_tmp_bytes(int64_t n)
+{
+    size_t b = 0;
+    cub::DeviceScan::ExclusiveSum(NULL, b, (const int64_t *)NULL, (int64_t *)NULL, (int64_t)n);
+    return b;
+}
+
+/* Rebuild the lanes from the factor just computed (or just rounded to single), on stream s. */
+cudaError_t solve_lanes_launch(const dev_tiles &T, cudaStream_t s)
+{
+    if (!T.lane_cnt_f || T.ntiles == 0) return cudaSuccess;
+    k_lane_sizes<<<(unsigned)((T.ntiles + 255) / 256), 256, 0, s>>>(T);
+    size_t b = T.lane_tmp_bytes;
+    cudaError_t e = cub::DeviceScan::ExclusiveSum(T.lane_tmp, b, (const int64_t *)T.lane_size, T.lane_off,
+                                                  (int64_t)T.ntiles, s);
+    if (e != cudaSuccess) return e;
+    unsigned grid = (unsigned)((T.ntiles + LANE_WARPS - 1) / LANE_WARPS);
+    if (T.val32) k_solve_lanes<true, float><<<grid, LANE_WARPS * 32, 0, s>>>(T);
+    else k_solve_lanes<true, double><<<grid, LANE_WARPS * 32, 0, s>>>(T);
+    k_solve_lanes<false, double><<<grid, LANE_WARPS * 32, 0, s>>>(T);
+    return cudaGetLastError();
+}
 
 /* Stage tile k of meta (mr x mc) into us (ld SLD) as dense, by one warp; sparse tiles get
  * zeros where nothing is stored. Returns 1 for a sparse tile. */
@@ -410,12 +522,13 @@ __device__ __forceinline__ double small_sparse_sum(const sparse_regs<S> &e, int 
 }
 
 /* The solves without staging tiles (NS: chosen per setup for wide levels, sf_nostage_default in
- * backend.cu). A sparse tile of any size is summed from registers (its first SMALL_SPARSE entries loaded before the wait, the rest a
- * chunk of 32 at a time after it), a dense one straight from global memory (forward: lane c
- * reads column c, coalesced; backward: lane r reads row r, through L1). The same products and
- * additions in the same order as the staged loops. */
+ * backend.cu). A sparse tile is summed by lanes, each lane its own output's entries
+ * (sparse_sum_lanes, over the counts and the forward copy that solve_lanes_launch builds after
+ * each factorization), a dense one straight from global memory (forward: lane c reads column
+ * c, coalesced; backward: lane r reads row r, through L1). The same products and additions in
+ * the same order as the staged loops. */
 /* Ask L2 for what a tile without staging reads after its dependency's wait: a dense tile's
- * values, or a sparse one's entries past the first SMALL_SPARSE (values and indices); one
+ * values (first = 0), or a sparse one's entries from first on (values and indices); one
  * 128-byte line per lane and pass, no registers held across the wait. */
 template <typename S> __device__ __forceinline__ const S *stage_ptr(const dev_tiles &T, int64_t p);
 template <typename S>
@@ -427,22 +540,6 @@ __device__ __forceinline__ void prefetch_tile_rest(const dev_tiles &T, int64_t v
     if (first > 0) /* sparse: the indices too (2 bytes each) */
         for (int e = first + (threadIdx.x & 31) * 64; e < count; e += LD * 64)
             asm volatile("prefetch.global.L2 [%0];" ::"l"(T.idx + v0 + e));
-}
-
-template <bool FORWARD, typename S>
-__device__ __forceinline__ double sparse_sum_all(const dev_tiles &T, int64_t v0, int nz, const sparse_regs<S> &e,
-                                                 double xd, S *us)
-{
-    uint8_t *scratch = reinterpret_cast<uint8_t *>(us);
-    double s = small_sparse_sum<FORWARD, S>(e, nz, xd, us);
-    int lane = threadIdx.x & 31;
-    for (int b0 = SMALL_SPARSE; b0 < nz; b0 += LD) {
-        int qq = b0 + lane;
-        S v = qq < nz ? stage_val<S>(T, v0 + qq) : (S)0;
-        uint16_t ix = qq < nz ? T.idx[v0 + qq] : (uint16_t)0;
-        s = add_sparse_chunk<FORWARD, S>(s, v, ix, nz - b0, xd, scratch);
-    }
-    return s;
 }
 
 template <bool FORWARD, typename S>
@@ -461,28 +558,72 @@ __device__ __forceinline__ double dense_global(const dev_tiles &T, int64_t v0, i
     }
     return s;
 }
-#define WARP_SCRATCH_BYTES (LD * LD + LD * 4) /* the lane table and counts of add_sparse_chunk */
 /* A warp's share of a solve block's shared memory, in elements of S: its staging tile, or (NS)
- * only the scratch of add_sparse_chunk. */
+ * nothing. */
 template <typename S, bool NS> __host__ __device__ constexpr int warp_stage()
 {
-    return NS ? (int)(WARP_SCRATCH_BYTES / sizeof(S)) : STILE;
+    return NS ? 0 : STILE;
 }
 
-/* tile_tmatvec (FORWARD) or tile_matvec of tile q without staging: a sparse tile's first
- * SMALL_SPARSE entries are loaded before the dependency's wait, the rest of the tile asked of
- * L2; then summed from registers (sparse) or from global memory (dense). */
+/* The solves' copy of a stored value in the staging type (lane_val or lane_val32, as stage_val). */
+template <typename S> __device__ __forceinline__ S lane_val(const dev_tiles &T, int64_t p);
+template <> __device__ __forceinline__ double lane_val<double>(const dev_tiles &T, int64_t p) { return T.lane_val[p]; }
+template <> __device__ __forceinline__ float lane_val<float>(const dev_tiles &T, int64_t p) { return T.lane_val32[p]; }
+
+/* A sparse tile's sums without staging, each lane adding its own output's entries: lane o's
+ * entries are cnt[o] consecutive ones, in the CPU's order (forward: column o of the
+ * column-by-column copy, rows ascending; backward: row o of the stored tile, columns
+ * ascending), so the sum s_o = 0, s_o += v * x(in) per entry has the CPU's bits. The warp
+ * steps as often as the longest output has entries (~3 on the 1M control problems: ~100
+ * instructions a tile where the lane table of add_sparse_chunk took ~500, perf-notes §52).
+ * The first LANE_PRE steps' entries are loaded before the dependency's wait. */
+#define LANE_PRE 2
 template <bool FORWARD, bool SF, int P, typename S>
-__device__ __forceinline__ double tile_sum_nostage(const dev_tiles &T, const tile_meta<P> *m, int q, int mi,
+__device__ __forceinline__ double sparse_sum_lanes(const dev_tiles &T, const tile_meta<P, true> *m, int q,
+                                                   const double *x, const int *done, int epoch)
+{
+    const unsigned FULL = 0xffffffffu;
+    int o = threadIdx.x & 31, cnt = m->cnt[q][o], start = cnt;
+#pragma unroll
+    for (int d = 1; d < LD; d <<= 1) { /* inclusive prefix sum of the counts */
+        int y = __shfl_up_sync(FULL, start, d);
+        if (o >= d) start += y;
+    }
+    start -= cnt;
+    int kmax = __reduce_max_sync(FULL, (unsigned)cnt);
+    const int64_t e0 = (FORWARD ? m->loff[q] : m->off[q]) + start;
+    S v[LANE_PRE];
+    int in[LANE_PRE];
+#pragma unroll
+    for (int k = 0; k < LANE_PRE; k++) {
+        v[k] = k < cnt ? (FORWARD ? lane_val<S>(T, e0 + k) : stage_val<S>(T, e0 + k)) : (S)0;
+        in[k] = k < cnt ? (FORWARD ? (int)T.lane_row[e0 + k] : (int)(T.idx[e0 + k] & 31)) : 0;
+    }
+    double xd = dep_values<SF>(x + m->dep0[q], m->depm[q], m->dep[q], done, epoch);
+    double s = 0.0;
+#pragma unroll
+    for (int k = 0; k < LANE_PRE; k++) {
+        double p = (double)v[k] * __shfl_sync(FULL, xd, in[k]);
+        if (k < cnt) s += p;
+    }
+    for (int k = LANE_PRE; k < kmax; k++) {
+        S vk = k < cnt ? (FORWARD ? lane_val<S>(T, e0 + k) : stage_val<S>(T, e0 + k)) : (S)0;
+        int ik = k < cnt ? (FORWARD ? (int)T.lane_row[e0 + k] : (int)(T.idx[e0 + k] & 31)) : 0;
+        double p = (double)vk * __shfl_sync(FULL, xd, ik);
+        if (k < cnt) s += p;
+    }
+    return s;
+}
+
+/* tile_tmatvec (FORWARD) or tile_matvec of tile q without staging: a sparse tile by lanes
+ * (sparse_sum_lanes), a dense one straight from global memory (asked of L2 before the
+ * dependency's wait). */
+template <bool FORWARD, bool SF, int P, typename S>
+__device__ __forceinline__ double tile_sum_nostage(const dev_tiles &T, const tile_meta<P, true> *m, int q, int mi,
                                                    const double *x, S *us, const int *done, int epoch)
 {
+    if (m->sparse[q]) return sparse_sum_lanes<FORWARD, SF, P, S>(T, m, q, x, done, epoch);
     int md = m->depm[q];
-    if (m->sparse[q]) {
-        sparse_regs<S> e = load_small_sparse<P, S>(T, m, q);
-        prefetch_tile_rest<S>(T, m->off[q], m->nnz[q], SMALL_SPARSE);
-        double xd = dep_values<SF>(x + m->dep0[q], md, m->dep[q], done, epoch);
-        return sparse_sum_all<FORWARD, S>(T, m->off[q], m->nnz[q], e, xd, us);
-    }
     prefetch_tile_rest<S>(T, m->off[q], md * mi, 0);
     double xd = dep_values<SF>(x + m->dep0[q], md, m->dep[q], done, epoch);
     return dense_global<FORWARD, S>(T, m->off[q], md, mi, xd);
@@ -492,13 +633,12 @@ __device__ __forceinline__ double tile_sum_nostage(const dev_tiles &T, const til
  * a sparse tile adds its stored entries (small ones from registers, every stored entry; staged
  * ones skip the exact zeros, which for finite x changes no bit: s starts at +0, never becomes -0), a
  * dense one every entry: the CPU's two loops, bit for bit. */
-template <bool SF, int P, typename S, bool NS = false>
-__device__ __forceinline__ double tile_tmatvec(const dev_tiles &T, const tile_meta<P> *m, int q, int mi,
-                                               const double *x, S *us, const int *done, int epoch)
+template <bool SF, int P, typename S>
+__device__ __forceinline__ double tile_tmatvec_staged(const dev_tiles &T, const tile_meta<P> *m, int q, int mi,
+                                                      const double *x, S *us, const int *done, int epoch)
 {
     int c = threadIdx.x & 31;
     int mk = m->depm[q];
-    if constexpr (NS) return tile_sum_nostage<true, SF, P, S>(T, m, q, mi, x, us, done, epoch);
     if (c_small_sparse && m->sparse[q] && m->nnz[q] <= SMALL_SPARSE) {
         sparse_regs<S> e = load_small_sparse<P, S>(T, m, q); /* final: load it while k finishes */
         double xk = dep_values<SF>(x + m->dep0[q], mk, m->dep[q], done, epoch);
@@ -527,13 +667,12 @@ __device__ __forceinline__ double tile_tmatvec(const dev_tiles &T, const tile_me
 }
 
 /* Lane r of one warp: s_r = sum_c U_t(r,c) x_j(c) over c ascending for tile t = (i,j). */
-template <bool SF, int P, typename S, bool NS = false>
-__device__ __forceinline__ double tile_matvec(const dev_tiles &T, const tile_meta<P> *m, int q, int mi,
-                                              const double *x, S *us, const int *done, int epoch)
+template <bool SF, int P, typename S>
+__device__ __forceinline__ double tile_matvec_staged(const dev_tiles &T, const tile_meta<P> *m, int q, int mi,
+                                                     const double *x, S *us, const int *done, int epoch)
 {
     int r = threadIdx.x & 31;
     int mj = m->depm[q];
-    if constexpr (NS) return tile_sum_nostage<false, SF, P, S>(T, m, q, mi, x, us, done, epoch);
     if (c_small_sparse && m->sparse[q] && m->nnz[q] <= SMALL_SPARSE) {
         sparse_regs<S> e = load_small_sparse<P, S>(T, m, q);
         double xj = dep_values<SF>(x + m->dep0[q], mj, m->dep[q], done, epoch);
@@ -557,6 +696,24 @@ __device__ __forceinline__ double tile_matvec(const dev_tiles &T, const tile_met
     { unsigned long long t3 = trace_after(s); TRACE_ADD(0, t1 - t0); TRACE_ADD(1, t2 - t1); TRACE_ADD(2, t3 - t2); TRACE_ADD(3, 1ULL); }
 #endif
     return s;
+}
+
+/* One tile's partial sums for the forward (tile_tmatvec) and backward (tile_matvec) sweeps:
+ * staged, or without staging tiles (NS). */
+template <bool SF, int P, typename S, bool NS = false>
+__device__ __forceinline__ double tile_tmatvec(const dev_tiles &T, const tile_meta<P, NS> *m, int q, int mi,
+                                               const double *x, S *us, const int *done, int epoch)
+{
+    if constexpr (NS) return tile_sum_nostage<true, SF, P, S>(T, m, q, mi, x, us, done, epoch);
+    else return tile_tmatvec_staged<SF, P, S>(T, m, q, mi, x, us, done, epoch);
+}
+
+template <bool SF, int P, typename S, bool NS = false>
+__device__ __forceinline__ double tile_matvec(const dev_tiles &T, const tile_meta<P, NS> *m, int q, int mi,
+                                              const double *x, S *us, const int *done, int epoch)
+{
+    if constexpr (NS) return tile_sum_nostage<false, SF, P, S>(T, m, q, mi, x, us, done, epoch);
+    else return tile_matvec_staged<SF, P, S>(T, m, q, mi, x, us, done, epoch);
 }
 
 /* Lane c of one warp: x_c + sum_{l<c} V(l,c) y_l, l ascending (the CPU's order), for y = xv
@@ -620,6 +777,22 @@ template <typename S> __device__ __forceinline__ double vii_forward_global(doubl
     return xv + s;
 }
 
+/* vii_backward with V_ii read from global memory (lane r reads row r, through L1: the tile is
+ * read-only during the solves); the same products in the same order, so the same bits. */
+template <typename S> __device__ __forceinline__ double vii_backward_global(double xv, const dev_tiles &T, int64_t u0,
+                                                                           int mi)
+{
+    int r = threadIdx.x & 31;
+    double s = 0.0;
+#pragma unroll
+    for (int c = 1; c < LD; c++) {
+        double yc = __shfl_sync(0xffffffffu, xv, c);
+        double v = (r < c && c < mi) ? (double)stage_val<S>(T, u0 + (int64_t)r * mi + c) : 0.0;
+        if (r < c && c < mi) s += v * yc;
+    }
+    return xv + s;
+}
+
 /* Where a block row's data is: its number, first row and size, V_ii's offset, its tiles'
  * positions [q0, qend) in the direction's order. From a sync-free record, or from T. */
 struct row_at {
@@ -652,6 +825,39 @@ template <bool FORWARD> __device__ __forceinline__ row_at row_from_tiles(const d
     return a;
 }
 
+/* One warp per block row (W == 1): the warp subtracts each tile's sums as it finishes them, in
+ * tile order (the order warp 0 subtracts the groups' partial sums in, so the same bits), with
+ * no partial sums in shared memory, no barriers and V_ii read from global memory: a block needs
+ * ~2 KB of shared memory, and as many rows as warps are in flight. Up to LD tiles' metadata per
+ * gather (one load per lane). */
+#define PARTS_ONE_WARP LD
+
+template <bool FORWARD, bool SF, typename S, bool NS>
+__device__ void row_one_warp(const dev_tiles &T, const row_at &ra, const double *xin, double *x, double *smem,
+                             const int *done, int epoch)
+{
+    constexpr int P = PARTS_ONE_WARP;
+    __shared__ tile_meta<P, NS> meta;
+    int c = threadIdx.x & 31;
+    S *us = reinterpret_cast<S *>(smem);
+    int mi = ra.mi;
+    double xv = c < mi ? ld_dep<SF>(xin + ra.b0 + c) : 0.0;
+    const int64_t u0 = ra.u0;
+    prefetch_vii<S>(T, u0, mi); /* V_ii = U_ii^-1 for the end, asked for now */
+    for (int64_t cb = ra.q0; cb < ra.qend; cb += P) {
+        int ng = (int)(ra.qend - cb < P ? ra.qend - cb : P);
+        gather_meta<FORWARD>(T, cb, ng, &meta);
+        for (int q = 0; q < ng; q++) {
+            xv -= FORWARD ? tile_tmatvec<SF, P, S, NS>(T, &meta, q, mi, x, us, done, epoch)
+                          : tile_matvec<SF, P, S, NS>(T, &meta, q, mi, x, us, done, epoch);
+        }
+        __syncwarp(); /* meta is rewritten by the next group */
+    }
+    xv = FORWARD ? vii_forward_global<S>(xv, T, u0, mi) : vii_backward_global<S>(xv, T, u0, mi);
+    if (c < mi) st_row<SF>(x + ra.b0 + c, xv);
+    __syncwarp();
+}
+
 /* x_i <- U_ii^-T (x_i - sum_k U_ki^T x_k) by the W warps of a block: warp w takes tiles
  * w, w + W, ... of each group of PARTS_FORWARD tiles at its own pace (no barrier between its
  * tiles, so one warp's wait does not hold the others); warp 0 then subtracts the group's sums
@@ -664,8 +870,11 @@ template <int W, bool SF, typename S, bool VG = false, bool NS = false>
 __device__ void row_forward(const dev_tiles &T, const row_at &ra, const double *xin, double *x, double *smem,
                             const int *done, int epoch)
 {
+    if constexpr (W == 1) {
+        row_one_warp<true, SF, S, NS>(T, ra, xin, x, smem, done, epoch);
+    } else {
     constexpr int P = PARTS_FORWARD;
-    __shared__ tile_meta<P> meta;
+    __shared__ tile_meta<P, NS> meta;
     int w = threadIdx.x >> 5, c = threadIdx.x & 31;
     S *us = reinterpret_cast<S *>(smem) + w * warp_stage<S, NS>(), *ud = reinterpret_cast<S *>(smem) + W * warp_stage<S, NS>();
     /* 8-byte aligned: W * STILE (+ TILE) is even; VG: no V_ii in shared memory */
@@ -694,6 +903,7 @@ __device__ void row_forward(const dev_tiles &T, const row_at &ra, const double *
     TRACE_MARK(1, xv);
     if (c < mi) st_row<SF>(xi + c, xv);
     __syncwarp();
+    }
 }
 
 /* x_i <- U_ii^-1 (x_i - sum_j U_ij x_j), tiles split over the warps as in row_forward, in
@@ -704,8 +914,11 @@ template <int W, bool SF, typename S, bool NS = false>
 __device__ void row_backward(const dev_tiles &T, const row_at &ra, const double *xin, double *x, double *smem,
                              const int *done, int epoch)
 {
+    if constexpr (W == 1) {
+        row_one_warp<false, SF, S, NS>(T, ra, xin, x, smem, done, epoch);
+    } else {
     constexpr int P = PARTS_BACKWARD;
-    __shared__ tile_meta<P> meta;
+    __shared__ tile_meta<P, NS> meta;
     int w = threadIdx.x >> 5, r = threadIdx.x & 31;
     S *us = reinterpret_cast<S *>(smem) + w * warp_stage<S, NS>(), *ud = reinterpret_cast<S *>(smem) + W * warp_stage<S, NS>();
     double *part = reinterpret_cast<double *>(ud + STILE); /* 8-byte aligned: (W + 1) * STILE is even */
@@ -733,6 +946,7 @@ __device__ void row_backward(const dev_tiles &T, const row_at &ra, const double 
     TRACE_MARK(1, xv);
     if (r < mi) st_row<SF>(xi + r, xv);
     __syncwarp();
+    }
 }
 
 /* A sync-free work item of a split row (a row with more than T.sf_chunk tiles; sf_items):
@@ -748,7 +962,7 @@ __device__ int row_chunk(const dev_tiles &T, int32_t i, int chunk, const double 
                          const int *done, int epoch)
 {
     constexpr int P = FORWARD ? PARTS_FORWARD : PARTS_BACKWARD;
-    __shared__ tile_meta<P> meta;
+    __shared__ tile_meta<P, NS> meta;
     __shared__ int s_last;
     int w = threadIdx.x >> 5, c = threadIdx.x & 31;
     S *us = reinterpret_cast<S *>(smem) + w * warp_stage<S, NS>(), *ud = reinterpret_cast<S *>(smem) + W * warp_stage<S, NS>();
@@ -777,7 +991,7 @@ __device__ int row_chunk(const dev_tiles &T, int32_t i, int chunk, const double 
     if (w == 0) {
         double xv = c < mi ? ld_dep<true>(xin + T.bstart[i] + c) : 0.0;
         const int64_t u0 = T.off[T.row_ptr[i]];
-        if (FORWARD && VG)
+        if ((FORWARD && VG) || W == 1)
             ; /* V_ii read from global memory below: the shared memory has no room for it */
         else if (FORWARD)
             for (int k = c; k < mi * mi; k += LD) ud[k] = stage_val<S>(T, u0 + k);
@@ -793,8 +1007,8 @@ __device__ int row_chunk(const dev_tiles &T, int32_t i, int chunk, const double 
             for (int k = 0; k < 16; k++)
                 if (q0b + k < ntile) xv -= v[k];
         }
-        xv = FORWARD ? (VG ? vii_forward_global<S>(xv, T, u0, mi) : vii_forward(xv, ud, mi))
-                     : vii_backward(xv, ud, mi);
+        xv = FORWARD ? (VG || W == 1 ? vii_forward_global<S>(xv, T, u0, mi) : vii_forward(xv, ud, mi))
+                     : (W == 1 ? vii_backward_global<S>(xv, T, u0, mi) : vii_backward(xv, ud, mi));
         if (c < mi) st_row<true>(x + T.bstart[i] + c, xv);
         if (c == 0) T.sf_count[i] = 0; /* every item of the row is done: ready for the next sweep */
         __syncwarp();
@@ -939,6 +1153,7 @@ __global__ void __launch_bounds__(W * 32, SF_NS_WARPS_PER_SM / W) k_backward_syn
 template <int W, typename S> static size_t smem_bytes(bool forward, bool vg = false, bool ns = false)
 {
     size_t ws = ns ? (size_t)warp_stage<S, true>() : (size_t)warp_stage<S, false>();
+    if (W == 1) return ws * sizeof(S); /* row_one_warp: V_ii from global memory, no partial sums */
     return forward ? ((size_t)W * ws + (vg ? 0 : TILE)) * sizeof(S) + (size_t)PARTS_FORWARD * LD * sizeof(double)
                    : ((size_t)W * ws + STILE) * sizeof(S) + (size_t)PARTS_BACKWARD * LD * sizeof(double);
 }
@@ -999,15 +1214,17 @@ cudaError_t solve_set_protocol(int protocol)
     return cudaMemcpyToSymbol(c_sf_protocol, &p, sizeof p);
 }
 
-int solve_warps_valid(int warps) { return warps == 2 || warps == 4 || warps == 8; }
+int solve_warps_valid(int warps) { return warps == 1 || warps == 2 || warps == 4 || warps == 8; }
 
 template <typename S>
 static cudaError_t configure_s(int warps_f, int warps_b, bool vg, bool ns, int *fwd_per_sm, int *bwd_per_sm)
 {
-    cudaError_t e = warps_f == 2 ? configure_w<2, S>(true, vg, ns, fwd_per_sm)
+    cudaError_t e = warps_f == 1 ? configure_w<1, S>(true, vg, ns, fwd_per_sm)
+                  : warps_f == 2 ? configure_w<2, S>(true, vg, ns, fwd_per_sm)
                   : warps_f == 4 ? configure_w<4, S>(true, vg, ns, fwd_per_sm) : configure_w<8, S>(true, vg, ns, fwd_per_sm);
     if (e != cudaSuccess) return e;
-    return warps_b == 2 ? configure_w<2, S>(false, false, ns, bwd_per_sm)
+    return warps_b == 1 ? configure_w<1, S>(false, false, ns, bwd_per_sm)
+         : warps_b == 2 ? configure_w<2, S>(false, false, ns, bwd_per_sm)
          : warps_b == 4 ? configure_w<4, S>(false, false, ns, bwd_per_sm) : configure_w<8, S>(false, false, ns, bwd_per_sm);
 }
 
@@ -1043,7 +1260,8 @@ template <typename S>
 static void launch_s(int warps, int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
                      const double *xin, double *x, int *done, int *ticket, const int *epoch, const int *skip)
 {
-    if (warps == 2) launch_w<2, S>(kind, grid, s, T, rows, xin, x, done, ticket, epoch, skip);
+    if (warps == 1) launch_w<1, S>(kind, grid, s, T, rows, xin, x, done, ticket, epoch, skip);
+    else if (warps == 2) launch_w<2, S>(kind, grid, s, T, rows, xin, x, done, ticket, epoch, skip);
     else if (warps == 4) launch_w<4, S>(kind, grid, s, T, rows, xin, x, done, ticket, epoch, skip);
     else launch_w<8, S>(kind, grid, s, T, rows, xin, x, done, ticket, epoch, skip);
 }

@@ -210,7 +210,7 @@ static int agree(const ildl_csr *A, const ildl_options *o, run_stats *rs)
     assert_int_equal(ildl_cuda_solve_factored(c, y), ILDL_SUCCESS);
     rs->schedules_equal = memcmp(y, y2, sizeof(double) * n) == 0;
     /* every count of warps per solve block gives the same bits (sums combined in tile order) */
-    static const int warps[][2] = {{4, 4}, {8, 8}, {8, 4}, {4, 8}, {2, 2}, {2, 4}, {4, 2}};
+    static const int warps[][2] = {{4, 4}, {8, 8}, {8, 4}, {4, 8}, {2, 2}, {2, 4}, {4, 2}, {1, 1}, {1, 2}, {2, 1}};
     for (int k = 0; k < (int)(sizeof warps / sizeof warps[0]); k++) {
         memcpy(y2, yc, sizeof(double) * n); /* any input: the same one each time */
         assert_int_equal(ildl_cuda_set_solve_warps(c, warps[k][0], warps[k][1]), ILDL_SUCCESS);
