@@ -574,10 +574,16 @@ template <> __device__ __forceinline__ float lane_val<float>(const dev_tiles &T,
  * entries are cnt[o] consecutive ones, in the CPU's order (forward: column o of the
  * column-by-column copy, rows ascending; backward: row o of the stored tile, columns
  * ascending), so the sum s_o = 0, s_o += v * x(in) per entry has the CPU's bits. The warp
- * steps as often as the longest output has entries (~3 on the 1M control problems: ~100
+ * steps as often as the tile's longest output has entries (forward ~12 on control70; ~100
  * instructions a tile where the lane table of add_sparse_chunk took ~500, perf-notes §52).
- * The first LANE_PRE steps' entries are loaded before the dependency's wait. */
-#define LANE_PRE 2
+ * The first LANE_PRE_FORWARD (8) or LANE_PRE_BACKWARD (6) steps' entries are loaded before the
+ * dependency's wait, the fastest of 2, 4, 6 and 8 (perf-notes §53). */
+#ifndef LANE_PRE_FORWARD
+#define LANE_PRE_FORWARD 8
+#endif
+#ifndef LANE_PRE_BACKWARD
+#define LANE_PRE_BACKWARD 6
+#endif
 template <bool FORWARD, bool SF, int P, typename S>
 __device__ __forceinline__ double sparse_sum_lanes(const dev_tiles &T, const tile_meta<P, true> *m, int q,
                                                    const double *x, const int *done, int epoch)
@@ -591,6 +597,7 @@ __device__ __forceinline__ double sparse_sum_lanes(const dev_tiles &T, const til
     }
     start -= cnt;
     int kmax = __reduce_max_sync(FULL, (unsigned)cnt);
+    constexpr int LANE_PRE = FORWARD ? LANE_PRE_FORWARD : LANE_PRE_BACKWARD;
     const int64_t e0 = (FORWARD ? m->loff[q] : m->off[q]) + start;
     S v[LANE_PRE];
     int in[LANE_PRE];

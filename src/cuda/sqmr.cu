@@ -102,6 +102,14 @@ __global__ void k_residual(int32_t n, const double *b, double *w)
     if (i < n) w[i] = b[i] - w[i];
 }
 
+/* A lane's indices are visited VEC_BATCH at a time, every load of a batch issued before the
+ * batch is used: with reduce.h's 128 x 256 threads (8 warps per SM) a loop of one index per
+ * step kept too few loads in flight to stream the vectors (control70: 0.7-1.0 TB/s,
+ * perf-notes §53). The sums still add the lane's indices in order: the same bits. */
+#define VEC_BATCH 8
+#define FOR_BATCH(i) for (int64_t i = dot_lane(); i < n; i += (int64_t)VEC_BATCH * ILDL_DOT_LANES)
+#define AT(i, b) ((i) + (int64_t)(b) * ILDL_DOT_LANES)
+
 /* The step kernels below (ILDL_DOT_BLOCKS x ILDL_DOT_THREADS threads, reduce.h's lanes) fuse
  * what were one-thread scalar kernels, vector updates and inner products (perf-notes §50), with
  * the same operations in the same order: the same bits. Each block's thread 0 derives the
@@ -139,11 +147,20 @@ k_step_r(sqmr_scalars *S, int32_t n, double *__restrict__ r, const double *__res
     __syncthreads();
     if (!sh_go) return;
     double alpha = sh_alpha, s = 0.0;
-#pragma unroll 4
-    for (int64_t i = dot_lane(); i < n; i += ILDL_DOT_LANES) {
-        double ri = r[i] - alpha * t[i];
-        r[i] = ri;
-        s += ri * ri;
+    FOR_BATCH(i) {
+        double rv[VEC_BATCH], tv[VEC_BATCH];
+#pragma unroll
+        for (int b = 0; b < VEC_BATCH; b++) {
+            rv[b] = AT(i, b) < n ? r[AT(i, b)] : 0.0;
+            tv[b] = AT(i, b) < n ? t[AT(i, b)] : 0.0;
+        }
+#pragma unroll
+        for (int b = 0; b < VEC_BATCH; b++)
+            if (AT(i, b) < n) {
+                double ri = rv[b] - alpha * tv[b];
+                r[AT(i, b)] = ri;
+                s += ri * ri;
+            }
     }
     block_part(s, part_out);
 }
@@ -176,13 +193,24 @@ k_step_x(sqmr_scalars *S, int32_t n, double *__restrict__ d, const double *__res
     if (!sh_go) return;
     const double dcoef = sh[2], qcoef = sh[3];
     int bad = 0;
-#pragma unroll 4
-    for (int64_t i = dot_lane(); i < n; i += ILDL_DOT_LANES) {
-        double di = dcoef * d[i] + qcoef * q[i];
-        d[i] = di;
-        double xi = x[i] + di;
-        x[i] = xi;
-        bad |= !isfinite(xi);
+    FOR_BATCH(i) {
+        double dv[VEC_BATCH], qv[VEC_BATCH], xv[VEC_BATCH];
+#pragma unroll
+        for (int b = 0; b < VEC_BATCH; b++) {
+            bool in = AT(i, b) < n;
+            dv[b] = in ? d[AT(i, b)] : 0.0;
+            qv[b] = in ? q[AT(i, b)] : 0.0;
+            xv[b] = in ? x[AT(i, b)] : 0.0;
+        }
+#pragma unroll
+        for (int b = 0; b < VEC_BATCH; b++)
+            if (AT(i, b) < n) {
+                double di = dcoef * dv[b] + qcoef * qv[b];
+                d[AT(i, b)] = di;
+                double xi = xv[b] + di;
+                x[AT(i, b)] = xi;
+                bad |= !isfinite(xi);
+            }
     }
     if (bad) S->xbad = 1;
     if (!last_block(count) || threadIdx.x != 0) return;
@@ -210,12 +238,26 @@ k_scatter_dot(int32_t n, const int32_t *__restrict__ qinv, const double *__restr
 {
     if (*skip) return; /* nothing in this kernel writes it: the same in every thread */
     double s = 0.0;
-#pragma unroll 4
-    for (int64_t i = dot_lane(); i < n; i += ILDL_DOT_LANES) {
-        int32_t k = qinv[i];
-        double ui = qs[k] * w[k];
-        u[i] = ui;
-        s += r[i] * ui;
+    FOR_BATCH(i) {
+        int32_t k[VEC_BATCH];
+        double sv[VEC_BATCH], wv[VEC_BATCH], rv[VEC_BATCH];
+#pragma unroll
+        for (int b = 0; b < VEC_BATCH; b++) {
+            k[b] = AT(i, b) < n ? qinv[AT(i, b)] : 0;
+            rv[b] = AT(i, b) < n ? r[AT(i, b)] : 0.0;
+        }
+#pragma unroll
+        for (int b = 0; b < VEC_BATCH; b++) {
+            sv[b] = AT(i, b) < n ? qs[k[b]] : 0.0;
+            wv[b] = AT(i, b) < n ? w[k[b]] : 0.0;
+        }
+#pragma unroll
+        for (int b = 0; b < VEC_BATCH; b++)
+            if (AT(i, b) < n) {
+                double ui = sv[b] * wv[b];
+                u[AT(i, b)] = ui;
+                s += rv[b] * ui;
+            }
     }
     block_part(s, part);
 }
@@ -246,8 +288,17 @@ k_direction(sqmr_scalars *S, int32_t n, double *__restrict__ q, const double *__
     __syncthreads();
     if (!sh_go) return;
     const double beta = sh_beta;
-#pragma unroll 4
-    for (int64_t i = dot_lane(); i < n; i += ILDL_DOT_LANES) q[i] = u[i] + beta * q[i];
+    FOR_BATCH(i) {
+        double uv[VEC_BATCH], qv[VEC_BATCH];
+#pragma unroll
+        for (int b = 0; b < VEC_BATCH; b++) {
+            uv[b] = AT(i, b) < n ? u[AT(i, b)] : 0.0;
+            qv[b] = AT(i, b) < n ? q[AT(i, b)] : 0.0;
+        }
+#pragma unroll
+        for (int b = 0; b < VEC_BATCH; b++)
+            if (AT(i, b) < n) q[AT(i, b)] = uv[b] + beta * qv[b];
+    }
     if (!last_block(count) || threadIdx.x != 0) return;
     S->beta = beta;
     S->rho = sh_rho;
