@@ -359,7 +359,7 @@ static void lanes_free(ildl_cuda_ctx *c, int values_only)
 
 /* The lanes of the solves without staging tiles (dev_tiles.lane_*), allocated the first time
  * those kernels are chosen, and their values in the solves' type (float once T.val32 exists).
- * About 9 bytes per entry of the sparse off-diagonal tiles' capacity (5 in float) and 64 per
+ * About 9 bytes per entry of the sparse off-diagonal tiles' capacity (5 in float) and 80 per
  * tile. Device memory exhausted: freed again, and the staged kernels are used (lanes_failed). */
 static cudaError_t lanes_alloc(ildl_cuda_ctx *c)
 {
