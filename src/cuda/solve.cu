@@ -527,19 +527,14 @@ __device__ __forceinline__ double small_sparse_sum(const sparse_regs<S> &e, int 
  * each factorization), a dense one straight from global memory (forward: lane c reads column
  * c, coalesced; backward: lane r reads row r, through L1). The same products and additions in
  * the same order as the staged loops. */
-/* Ask L2 for what a tile without staging reads after its dependency's wait: a dense tile's
- * values (first = 0), or a sparse one's entries from first on (values and indices); one
- * 128-byte line per lane and pass, no registers held across the wait. */
+/* Ask L2 for a dense tile's count values, which a tile without staging reads after its
+ * dependency's wait; one 128-byte line per lane and pass, no registers held across the wait. */
 template <typename S> __device__ __forceinline__ const S *stage_ptr(const dev_tiles &T, int64_t p);
-template <typename S>
-__device__ __forceinline__ void prefetch_tile_rest(const dev_tiles &T, int64_t v0, int count, int first)
+template <typename S> __device__ __forceinline__ void prefetch_dense(const dev_tiles &T, int64_t v0, int count)
 {
     constexpr int per_line = 128 / sizeof(S);
-    for (int e = first + (threadIdx.x & 31) * per_line; e < count; e += LD * per_line)
+    for (int e = (threadIdx.x & 31) * per_line; e < count; e += LD * per_line)
         asm volatile("prefetch.global.L2 [%0];" ::"l"(stage_ptr<S>(T, v0 + e)));
-    if (first > 0) /* sparse: the indices too (2 bytes each) */
-        for (int e = first + (threadIdx.x & 31) * 64; e < count; e += LD * 64)
-            asm volatile("prefetch.global.L2 [%0];" ::"l"(T.idx + v0 + e));
 }
 
 template <bool FORWARD, typename S>
@@ -631,7 +626,7 @@ __device__ __forceinline__ double tile_sum_nostage(const dev_tiles &T, const til
 {
     if (m->sparse[q]) return sparse_sum_lanes<FORWARD, SF, P, S>(T, m, q, x, done, epoch);
     int md = m->depm[q];
-    prefetch_tile_rest<S>(T, m->off[q], md * mi, 0);
+    prefetch_dense<S>(T, m->off[q], md * mi);
     double xd = dep_values<SF>(x + m->dep0[q], md, m->dep[q], done, epoch);
     return dense_global<FORWARD, S>(T, m->off[q], md, mi, xd);
 }

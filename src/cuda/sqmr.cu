@@ -110,6 +110,18 @@ __global__ void k_residual(int32_t n, const double *b, double *w)
 #define FOR_BATCH(i) for (int64_t i = dot_lane(); i < n; i += (int64_t)VEC_BATCH * ILDL_DOT_LANES)
 #define AT(i, b) ((i) + (int64_t)(b) * ILDL_DOT_LANES)
 
+/* u[AT(i, b)] and v[AT(i, b)] for the batch's indices below n (0 past it), every load issued
+ * before any is used. */
+__device__ __forceinline__ void load_batch2(const double *__restrict__ u, const double *__restrict__ v, int64_t i,
+                                            int32_t n, double uv[VEC_BATCH], double vv[VEC_BATCH])
+{
+#pragma unroll
+    for (int b = 0; b < VEC_BATCH; b++) {
+        uv[b] = AT(i, b) < n ? u[AT(i, b)] : 0.0;
+        vv[b] = AT(i, b) < n ? v[AT(i, b)] : 0.0;
+    }
+}
+
 /* The step kernels below (ILDL_DOT_BLOCKS x ILDL_DOT_THREADS threads, reduce.h's lanes) fuse
  * what were one-thread scalar kernels, vector updates and inner products (perf-notes §50), with
  * the same operations in the same order: the same bits. Each block's thread 0 derives the
@@ -149,11 +161,7 @@ k_step_r(sqmr_scalars *S, int32_t n, double *__restrict__ r, const double *__res
     double alpha = sh_alpha, s = 0.0;
     FOR_BATCH(i) {
         double rv[VEC_BATCH], tv[VEC_BATCH];
-#pragma unroll
-        for (int b = 0; b < VEC_BATCH; b++) {
-            rv[b] = AT(i, b) < n ? r[AT(i, b)] : 0.0;
-            tv[b] = AT(i, b) < n ? t[AT(i, b)] : 0.0;
-        }
+        load_batch2(r, t, i, n, rv, tv);
 #pragma unroll
         for (int b = 0; b < VEC_BATCH; b++)
             if (AT(i, b) < n) {
@@ -290,11 +298,7 @@ k_direction(sqmr_scalars *S, int32_t n, double *__restrict__ q, const double *__
     const double beta = sh_beta;
     FOR_BATCH(i) {
         double uv[VEC_BATCH], qv[VEC_BATCH];
-#pragma unroll
-        for (int b = 0; b < VEC_BATCH; b++) {
-            uv[b] = AT(i, b) < n ? u[AT(i, b)] : 0.0;
-            qv[b] = AT(i, b) < n ? q[AT(i, b)] : 0.0;
-        }
+        load_batch2(u, q, i, n, uv, qv);
 #pragma unroll
         for (int b = 0; b < VEC_BATCH; b++)
             if (AT(i, b) < n) q[AT(i, b)] = uv[b] + beta * qv[b];
