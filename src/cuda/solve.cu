@@ -97,6 +97,9 @@ __device__ __forceinline__ double sf_poll_values(const double *p, int m)
             asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(b) : "l"(p + c) : "memory");
             v = __longlong_as_double(b);
             ok = b != SF_UNSET;
+#ifdef SF_DIAG_NOWAIT /* experiments only: the sweeps timed without waiting (wrong results) */
+            ok = 1;
+#endif
         }
         if (__all_sync(0xffffffffu, ok)) break;
         __nanosleep(ns);
@@ -571,10 +574,10 @@ template <> __device__ __forceinline__ float lane_val<float>(const dev_tiles &T,
  * ascending), so the sum s_o = 0, s_o += v * x(in) per entry has the CPU's bits. The warp
  * steps as often as the tile's longest output has entries (forward ~12 on control70; ~100
  * instructions a tile where the lane table of add_sparse_chunk took ~500, perf-notes §52).
- * The first LANE_PRE_FORWARD (8) or LANE_PRE_BACKWARD (6) steps' entries are loaded before the
- * dependency's wait, the fastest of 2, 4, 6 and 8 (perf-notes §53). */
+ * The first LANE_PRE_FORWARD (10) or LANE_PRE_BACKWARD (6) steps' entries are loaded before the
+ * dependency's wait, the fastest of 2, 4, 6, 8, 10 and 12 (perf-notes §53, §57). */
 #ifndef LANE_PRE_FORWARD
-#define LANE_PRE_FORWARD 8
+#define LANE_PRE_FORWARD 10
 #endif
 #ifndef LANE_PRE_BACKWARD
 #define LANE_PRE_BACKWARD 6
@@ -832,7 +835,9 @@ template <bool FORWARD> __device__ __forceinline__ row_at row_from_tiles(const d
  * no partial sums in shared memory, no barriers and V_ii read from global memory: a block needs
  * ~2 KB of shared memory, and as many rows as warps are in flight. Up to LD tiles' metadata per
  * gather (one load per lane). */
+#ifndef PARTS_ONE_WARP
 #define PARTS_ONE_WARP LD
+#endif
 
 template <bool FORWARD, bool SF, typename S, bool NS>
 __device__ void row_one_warp(const dev_tiles &T, const row_at &ra, const double *xin, double *x, double *smem,
@@ -1169,6 +1174,29 @@ static cudaError_t set_smem(const void *kernel, size_t bytes)
     return e;
 }
 
+/* The kernels without staging tiles keep ~2.6 KB of shared memory a block (one warp): as much
+ * of the SM as shared memory as blocks_per_sm of them need, the rest as L1, instead of all of
+ * it as shared memory (L1 then ~28 KB on an H100). Their loads go through L1: the backward
+ * sweep's rows of V_ii (a line per lane, used over 31 steps), the lanes' entries that share
+ * sectors across steps. perf-notes §57: control70 backward 0.345 -> 0.326 ms. ILDL_SF_CARVEOUT
+ * (a percent; experiments) overrides, -1 asks for all of it as shared memory as before. */
+static cudaError_t set_carveout_ns(const void *kernel, int blocks_per_sm, size_t dynamic_bytes)
+{
+    int dev = 0, per_sm = 0, reserved = 0, pct;
+    cudaFuncAttributes fa;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&fa, kernel);
+    if (e != cudaSuccess || per_sm <= 0) return e;
+    size_t need = (size_t)blocks_per_sm * (fa.sharedSizeBytes + dynamic_bytes + (size_t)reserved);
+    pct = (int)((100 * need + (size_t)per_sm - 1) / (size_t)per_sm);
+    const char *env = getenv("ILDL_SF_CARVEOUT");
+    if (env) pct = atoi(env);
+    if (pct < 0 || pct > 100) pct = (int)cudaSharedmemCarveoutMaxShared;
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, pct);
+}
+
 /* The sync-free kernel of one direction: forward reading V_ii from global memory (vg) or
  * staging it, without staging tiles (ns) or with. */
 template <int W, typename S> static const void *syncfree_kernel(bool forward, bool vg, bool ns)
@@ -1188,6 +1216,7 @@ template <int W, typename S> static cudaError_t configure_w(bool forward, bool v
     const void *sk = syncfree_kernel<W, S>(forward, forward && vg, ns);
     cudaError_t e = set_smem(lk, b);
     if (e == cudaSuccess) e = set_smem(sk, bs);
+    if (e == cudaSuccess && ns) e = set_carveout_ns(sk, SF_NS_WARPS_PER_SM / W, bs);
     if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, sk, W * 32, bs);
     return e;
 }
