@@ -119,6 +119,17 @@ typedef enum {
                                   deep block graphs) */
 } ildl_schedule;
 
+typedef enum {
+    ILDL_SOLVE_KERNELS_AUTO = 0,  /* GPU sync-free solves: on wide levels (256+ block rows per
+                                     level on average) the kernels that sum sparse tiles by lanes,
+                                     which keep a column-by-column copy of the sparse tiles'
+                                     entries (~9 bytes per entry of capacity, 5 in single
+                                     precision, and 80 per tile); the staged kernels otherwise
+                                     (default; docs/gpu.md) */
+    ILDL_SOLVE_KERNELS_STAGED = 1 /* always the staged kernels: no copy, less device memory,
+                                     slower on wide levels (same results, bit for bit) */
+} ildl_solve_kernels;
+
 /* Log callback: receives one line (no trailing newline) when verbosity > 0. */
 typedef void (*ildl_log_fn)(void *ctx, const char *line);
 /* Progress callback: called by ildl_solve after every SQMR iteration with the iteration
@@ -158,7 +169,8 @@ typedef struct ildl_options {
     ildl_progress_fn progress_fn; /* optional, default NULL; with the CUDA backend it is
                                      called once per batch of iterations */
     void *progress_ctx;
-    int reserved_int[15];
+    int solve_kernels;      /* ildl_solve_kernels of the GPU sync-free solves; default AUTO */
+    int reserved_int[14];
     double reserved_double[16];
     void *reserved_ptr[4];
 } ildl_options;

@@ -313,7 +313,7 @@ static int syncfree_blocks(const ildl_cuda_ctx *c, int per_sm)
 
 static int sf_nostage_default(const ildl_cuda_ctx *c)
 {
-    if (c->lanes_failed) return 0; /* they need their lanes */
+    if (c->lanes_failed || c->staged_only) return 0; /* they need their lanes; the user's choice */
     const char *env = getenv("ILDL_SF_NOSTAGE");
     if (env) return atoi(env) != 0;
     return c->nlevels > 0 && (int64_t)c->nb >= (int64_t)SF_NOSTAGE_MIN_ROWS_PER_LEVEL * c->nlevels;
@@ -496,7 +496,7 @@ done:
     return e;
 }
 
-extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id,
+extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id, int solve_kernels,
                                 ildl_cuda_ctx **out, char *msg, size_t msglen)
 {
     device_scope scope;
@@ -521,6 +521,7 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
     tile_s = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T->ntiles + 1));
     if (!c || !rowbase || !tile_rr || !tile_s) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
     c->device = device_id;
+    c->staged_only = solve_kernels == ILDL_SOLVE_KERNELS_STAGED;
     CU(cudaSetDevice(device_id));
     {
         cudaDeviceProp prop;

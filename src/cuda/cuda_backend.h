@@ -32,9 +32,10 @@ int ildl_cuda_warmup_finish(ildl_cuda_warmup *w);
  * memory a factorization and a solve need: a single-precision context when T holds val32
  * (ildl_tiles_set_precision; then the double factor is never allocated). Returns
  * ILDL_SUCCESS, ILDL_ERR_NO_DEVICE, ILDL_ERR_OUT_OF_MEMORY (device memory) or
- * ILDL_ERR_DEVICE; msg says what failed. */
-int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id, ildl_cuda_ctx **out,
-                     char *msg, size_t msglen);
+ * ILDL_ERR_DEVICE; msg says what failed. solve_kernels: ildl_solve_kernels (STAGED: the
+ * lanes of the kernels without staging tiles are never allocated). */
+int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id, int solve_kernels,
+                     ildl_cuda_ctx **out, char *msg, size_t msglen);
 
 /* Factor on the device from T->a_val (host, loaded), invert the diagonal tiles for the solves
  * (tiles.h) and, once ildl_cuda_set_map was called, build the map from factored positions to

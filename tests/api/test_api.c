@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* setenv */
 /* test_api.c -- the public API: status codes for misuse, caller data left untouched,
  * end-to-end solves with a true residual checked here, refactorisation, ildl_apply. */
 #include <stdarg.h>
@@ -6,6 +7,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "blockildl.h"
@@ -101,6 +103,13 @@ static void test_bad_matrices(void **state)
     assert_int_equal(ildl_setup(2, rp, c, v, &o, &h), ILDL_ERR_INVALID_OPTION);
     ildl_options_default(&o);
     o.tol = 0;
+    assert_int_equal(ildl_setup(2, rp, c, v, &o, &h), ILDL_ERR_INVALID_OPTION);
+    ildl_options_default(&o);
+    assert_int_equal(o.solve_kernels, ILDL_SOLVE_KERNELS_AUTO);
+    o.solve_kernels = 2;
+    assert_int_equal(ildl_setup(2, rp, c, v, &o, &h), ILDL_ERR_INVALID_OPTION);
+    assert_true(strstr(ildl_last_error(NULL), "solve_kernels") != NULL);
+    o.solve_kernels = -1;
     assert_int_equal(ildl_setup(2, rp, c, v, &o, &h), ILDL_ERR_INVALID_OPTION);
     assert_null(h);
 }
@@ -443,6 +452,60 @@ static void test_cuda_request_without_gpu(void **state)
     ildl_destroy(h);
 }
 
+/* ILDL_SOLVE_KERNELS_STAGED on the CUDA backend: where AUTO takes the kernels that sum sparse
+ * tiles by lanes (forced here by ILDL_SF_NOSTAGE=1, as on wide levels), STAGED keeps their
+ * copy of the factor out of device memory and returns the same x, bit for bit, in the same
+ * iterations. Skips without a GPU. */
+static void test_solve_kernels_staged(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    ildl_test_laplace2d(90, 0.05, &A); /* a shifted Laplacian (slightly indefinite), n = 8100 */
+    int32_t n = A.n;
+    double *b = malloc(sizeof(double) * (size_t)n), *x[2];
+    size_t bytes[2];
+    int its[2], solved[2];
+    for (int32_t i = 0; i < n; i++) b[i] = 1.0 + (double)(i % 7);
+    setenv("ILDL_SF_NOSTAGE", "1", 1);
+    for (int k = 0; k < 2; k++) {
+        ildl_options o;
+        ildl_options_default(&o);
+        o.backend = ILDL_BACKEND_CUDA;
+        o.solve_kernels = k ? ILDL_SOLVE_KERNELS_STAGED : ILDL_SOLVE_KERNELS_AUTO;
+        ildl_handle *h = NULL;
+        int st = ildl_setup(n, A.rowptr, A.col, A.val, &o, &h);
+        if (st == ILDL_ERR_NO_DEVICE) {
+            printf("SKIP: no CUDA device: solve_kernels not tested on the GPU\n");
+            unsetenv("ILDL_SF_NOSTAGE");
+            if (k) free(x[0]);
+            free(b);
+            ildl_csr_free(&A);
+            return;
+        }
+        assert_int_equal(st, ILDL_SUCCESS);
+        assert_int_equal(ildl_factor(h, A.val), ILDL_SUCCESS);
+        x[k] = calloc((size_t)n, sizeof(double));
+        solved[k] = ildl_solve(h, b, x[k]); /* converged or not: both choices alike */
+        assert_true(solved[k] == ILDL_SUCCESS || solved[k] == ILDL_ERR_NOT_CONVERGED);
+        ildl_info info;
+        assert_int_equal(ildl_get_info(h, &info), ILDL_SUCCESS);
+        assert_int_equal(info.backend, ILDL_BACKEND_CUDA);
+        assert_int_equal(info.converged, solved[k] == ILDL_SUCCESS);
+        bytes[k] = info.device_bytes;
+        its[k] = info.iterations;
+        ildl_destroy(h);
+    }
+    unsetenv("ILDL_SF_NOSTAGE");
+    printf("solve_kernels: auto %zu device bytes, %d iterations; staged %zu bytes, %d iterations\n", bytes[0], its[0],
+           bytes[1], its[1]);
+    assert_true(bytes[1] < bytes[0]);
+    assert_int_equal(solved[1], solved[0]);
+    assert_int_equal(its[1], its[0]);
+    assert_memory_equal(x[1], x[0], sizeof(double) * (size_t)n);
+    free(x[0]); free(x[1]); free(b);
+    ildl_csr_free(&A);
+}
+
 /* The CUDA start-up helper that ildl_setup runs beside the analysis: on any machine (GPU or
  * not, CUDA build or not) finishing it reports the count of a direct query, for a valid, an
  * out-of-range and a negative device_id; once it has started a device, a later warm-up of that
@@ -474,6 +537,7 @@ int main(void)
         cmocka_unit_test(test_auto_beside_amd),
         cmocka_unit_test(test_precisions),
         cmocka_unit_test(test_cuda_request_without_gpu),
+        cmocka_unit_test(test_solve_kernels_staged),
         cmocka_unit_test(test_cuda_warmup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -186,7 +186,7 @@ static int agree(const ildl_csr *A, const ildl_options *o, run_stats *rs)
     cpu_solve(T, yc);
 
     ildl_cuda_ctx *c = NULL;
-    assert_int_equal(ildl_cuda_create(T, A, 0, &c, msg, sizeof msg), ILDL_SUCCESS);
+    assert_int_equal(ildl_cuda_create(T, A, 0, ILDL_SOLVE_KERNELS_AUTO, &c, msg, sizeof msg), ILDL_SUCCESS);
     assert_int_equal(ildl_cuda_factor(c, T, &fp, &gs, msg, sizeof msg), ILDL_SUCCESS);
     assert_int_equal(ildl_cuda_download_factor(c, T), ILDL_SUCCESS);
     rs->worst = compare(T, &cpu, &rs->structural);
@@ -311,7 +311,7 @@ static void test_atomic_leftover(void **state)
     fa.leftover = ILDL_LEFTOVER_ATOMIC;
     ildl_factor_stats ss, sa;
     ildl_cuda_ctx *c = NULL;
-    assert_int_equal(ildl_cuda_create(T, &A, 0, &c, msg, sizeof msg), ILDL_SUCCESS);
+    assert_int_equal(ildl_cuda_create(T, &A, 0, ILDL_SOLVE_KERNELS_AUTO, &c, msg, sizeof msg), ILDL_SUCCESS);
     assert_int_equal(ildl_cuda_factor(c, T, &fs, &ss, msg, sizeof msg), ILDL_SUCCESS);
     assert_true(ss.leftover_granted > 0); /* the case exercises the protocol */
     assert_int_equal(ildl_cuda_download_factor(c, T), ILDL_SUCCESS);
