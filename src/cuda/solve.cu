@@ -833,8 +833,8 @@ template <bool FORWARD> __device__ __forceinline__ row_at row_from_tiles(const d
 /* One warp per block row (W == 1): the warp subtracts each tile's sums as it finishes them, in
  * tile order (the order warp 0 subtracts the groups' partial sums in, so the same bits), with
  * no partial sums in shared memory, no barriers and V_ii read from global memory: a block needs
- * ~2 KB of shared memory, and as many rows as warps are in flight. Up to LD tiles' metadata per
- * gather (one load per lane). */
+ * ~2.6 KB of shared memory (set_carveout_ns leaves the rest of the SM to L1), and as many rows
+ * as warps are in flight. Up to LD tiles' metadata per gather (one load per lane). */
 #ifndef PARTS_ONE_WARP
 #define PARTS_ONE_WARP LD
 #endif
