@@ -575,13 +575,31 @@ template <> __device__ __forceinline__ float lane_val<float>(const dev_tiles &T,
  * steps as often as the tile's longest output has entries (forward ~12 on control70; ~100
  * instructions a tile where the lane table of add_sparse_chunk took ~500, perf-notes §52).
  * The first LANE_PRE_FORWARD (10) or LANE_PRE_BACKWARD (6) steps' entries are loaded before the
- * dependency's wait, the fastest of 2, 4, 6, 8, 10 and 12 (perf-notes §53, §57). */
+ * dependency's wait, the fastest of 2, 4, 6, 8, 10 and 12 (perf-notes §53, §57; again with
+ * the tail asked of L1, §59). Forward, a lane past its count adds v * x = (+0) * x = +-0 without a predicate: for finite x
+ * that changes no bit (s starts at +0 and never becomes -0), as the staged loops' skipped zeros;
+ * predicated, the compiler adds and selects (two FSEL and moves a step), and the forward sweep
+ * is 2-4% slower (perf-notes §59). Backward the predicate stays: its sweep gained nothing. */
 #ifndef LANE_PRE_FORWARD
 #define LANE_PRE_FORWARD 10
 #endif
 #ifndef LANE_PRE_BACKWARD
 #define LANE_PRE_BACKWARD 6
 #endif
+/* Ask L1 for the lines of a lane's entries from entry p on (its value's and its row's or
+ * column's), before the dependency's wait: the steps past LANE_PRE then load from L1 after it
+ * instead of making a second round trip to memory (perf-notes §59: forward sweep -1 to -3%). */
+template <typename S> __device__ __forceinline__ const S *lane_ptr(const dev_tiles &T, int64_t p);
+template <> __device__ __forceinline__ const double *lane_ptr<double>(const dev_tiles &T, int64_t p) { return T.lane_val + p; }
+template <> __device__ __forceinline__ const float *lane_ptr<float>(const dev_tiles &T, int64_t p) { return T.lane_val32 + p; }
+template <bool FORWARD, typename S> __device__ __forceinline__ void prefetch_lane_tail(const dev_tiles &T, int64_t p)
+{
+    const void *v = FORWARD ? (const void *)lane_ptr<S>(T, p) : (const void *)stage_ptr<S>(T, p);
+    const void *r = FORWARD ? (const void *)(T.lane_row + p) : (const void *)(T.idx + p);
+    asm volatile("prefetch.global.L1 [%0];" ::"l"(v));
+    asm volatile("prefetch.global.L1 [%0];" ::"l"(r));
+}
+
 template <bool FORWARD, bool SF, int P, typename S>
 __device__ __forceinline__ double sparse_sum_lanes(const dev_tiles &T, const tile_meta<P, true> *m, int q,
                                                    const double *x, const int *done, int epoch)
@@ -604,18 +622,19 @@ __device__ __forceinline__ double sparse_sum_lanes(const dev_tiles &T, const til
         v[k] = k < cnt ? (FORWARD ? lane_val<S>(T, e0 + k) : stage_val<S>(T, e0 + k)) : (S)0;
         in[k] = k < cnt ? (FORWARD ? (int)T.lane_row[e0 + k] : (int)(T.idx[e0 + k] & 31)) : 0;
     }
+    if (cnt > LANE_PRE) prefetch_lane_tail<FORWARD, S>(T, e0 + LANE_PRE);
     double xd = dep_values<SF>(x + m->dep0[q], m->depm[q], m->dep[q], done, epoch);
     double s = 0.0;
 #pragma unroll
     for (int k = 0; k < LANE_PRE; k++) {
         double p = (double)v[k] * __shfl_sync(FULL, xd, in[k]);
-        if (k < cnt) s += p;
+        if (FORWARD || k < cnt) s += p; /* forward: unpredicated, see above */
     }
     for (int k = LANE_PRE; k < kmax; k++) {
         S vk = k < cnt ? (FORWARD ? lane_val<S>(T, e0 + k) : stage_val<S>(T, e0 + k)) : (S)0;
         int ik = k < cnt ? (FORWARD ? (int)T.lane_row[e0 + k] : (int)(T.idx[e0 + k] & 31)) : 0;
         double p = (double)vk * __shfl_sync(FULL, xd, ik);
-        if (k < cnt) s += p;
+        if (FORWARD || k < cnt) s += p;
     }
     return s;
 }

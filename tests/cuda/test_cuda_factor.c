@@ -545,13 +545,15 @@ static void test_device_apply(void **state)
     assert_int_equal(cudaMalloc((void **)&dr, bytes), cudaSuccess);
     assert_int_equal(cudaMalloc((void **)&dz, bytes), cudaSuccess);
     assert_int_equal(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
-    assert_int_equal(cudaMemcpy(dr, r, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    /* on s: the default stream does not order a non-blocking stream's work (with another
+     * process on the GPU, a memset there once landed after the applies queued on s) */
+    assert_int_equal(cudaMemcpyAsync(dr, r, bytes, cudaMemcpyHostToDevice, s), cudaSuccess);
     assert_int_equal(ildl_apply(h, dr, dz, ILDL_MEMORY_DEVICE, s), ILDL_SUCCESS);
     assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
     assert_int_equal(cudaMemcpy(z, dz, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
     assert_memory_equal(z, z_old, bytes);
     /* queued applies, then at once a refactorization with other values */
-    assert_int_equal(cudaMemset(dz, 0, bytes), cudaSuccess);
+    assert_int_equal(cudaMemsetAsync(dz, 0, bytes, s), cudaSuccess);
     for (int k = 0; k < 4; k++) assert_int_equal(ildl_apply(h, dr, dz, ILDL_MEMORY_DEVICE, s), ILDL_SUCCESS);
     assert_int_equal(ildl_factor(h, v2), ILDL_SUCCESS);
     /* ildl_factor returned: the queued applies are done, with the old factor */
