@@ -576,10 +576,11 @@ template <> __device__ __forceinline__ float lane_val<float>(const dev_tiles &T,
  * instructions a tile where the lane table of add_sparse_chunk took ~500, perf-notes §52).
  * The first LANE_PRE_FORWARD (10) or LANE_PRE_BACKWARD (6) steps' entries are loaded before the
  * dependency's wait, the fastest of 2, 4, 6, 8, 10 and 12 (perf-notes §53, §57; again with
- * the tail asked of L1, §59). Forward, a lane past its count adds v * x = (+0) * x = +-0 without a predicate: for finite x
- * that changes no bit (s starts at +0 and never becomes -0), as the staged loops' skipped zeros;
- * predicated, the compiler adds and selects (two FSEL and moves a step), and the forward sweep
- * is 2-4% slower (perf-notes §59). Backward the predicate stays: its sweep gained nothing. */
+ * the tail asked of L1, §59). Forward, a lane past its count adds v * x = (+0) * x = +-0
+ * without a predicate: for finite x that changes no bit (s starts at +0 and never becomes -0),
+ * the condition under which the staged loops skip exact zeros too. Predicated, the compiler
+ * adds and selects (two FSEL and moves a step) and the forward sweep is 2-7% slower (perf-notes
+ * §59). Backward the predicate stays: without it that sweep gained nothing. */
 #ifndef LANE_PRE_FORWARD
 #define LANE_PRE_FORWARD 10
 #endif
@@ -588,7 +589,7 @@ template <> __device__ __forceinline__ float lane_val<float>(const dev_tiles &T,
 #endif
 /* Ask L1 for the lines of a lane's entries from entry p on (its value's and its row's or
  * column's), before the dependency's wait: the steps past LANE_PRE then load from L1 after it
- * instead of making a second round trip to memory (perf-notes §59: forward sweep -1 to -3%). */
+ * instead of making a second round trip to memory (perf-notes §59: forward sweep -0.4 to -3%). */
 template <typename S> __device__ __forceinline__ const S *lane_ptr(const dev_tiles &T, int64_t p);
 template <> __device__ __forceinline__ const double *lane_ptr<double>(const dev_tiles &T, int64_t p) { return T.lane_val + p; }
 template <> __device__ __forceinline__ const float *lane_ptr<float>(const dev_tiles &T, int64_t p) { return T.lane_val32 + p; }
