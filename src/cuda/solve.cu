@@ -563,10 +563,12 @@ template <typename S, bool NS> __host__ __device__ constexpr int warp_stage()
     return NS ? 0 : STILE;
 }
 
-/* The solves' copy of a stored value in the staging type (lane_val or lane_val32, as stage_val). */
-template <typename S> __device__ __forceinline__ S lane_val(const dev_tiles &T, int64_t p);
-template <> __device__ __forceinline__ double lane_val<double>(const dev_tiles &T, int64_t p) { return T.lane_val[p]; }
-template <> __device__ __forceinline__ float lane_val<float>(const dev_tiles &T, int64_t p) { return T.lane_val32[p]; }
+/* The solves' copy of stored value p in the staging type (lane_val or lane_val32, as
+ * stage_ptr), and the value itself. */
+template <typename S> __device__ __forceinline__ const S *lane_ptr(const dev_tiles &T, int64_t p);
+template <> __device__ __forceinline__ const double *lane_ptr<double>(const dev_tiles &T, int64_t p) { return T.lane_val + p; }
+template <> __device__ __forceinline__ const float *lane_ptr<float>(const dev_tiles &T, int64_t p) { return T.lane_val32 + p; }
+template <typename S> __device__ __forceinline__ S lane_val(const dev_tiles &T, int64_t p) { return *lane_ptr<S>(T, p); }
 
 /* A sparse tile's sums without staging, each lane adding its own output's entries: lane o's
  * entries are cnt[o] consecutive ones, in the CPU's order (forward: column o of the
@@ -590,9 +592,6 @@ template <> __device__ __forceinline__ float lane_val<float>(const dev_tiles &T,
 /* Ask L1 for the lines of a lane's entries from entry p on (its value's and its row's or
  * column's), before the dependency's wait: the steps past LANE_PRE then load from L1 after it
  * instead of making a second round trip to memory (perf-notes §59: forward sweep -0.4 to -3%). */
-template <typename S> __device__ __forceinline__ const S *lane_ptr(const dev_tiles &T, int64_t p);
-template <> __device__ __forceinline__ const double *lane_ptr<double>(const dev_tiles &T, int64_t p) { return T.lane_val + p; }
-template <> __device__ __forceinline__ const float *lane_ptr<float>(const dev_tiles &T, int64_t p) { return T.lane_val32 + p; }
 template <bool FORWARD, typename S> __device__ __forceinline__ void prefetch_lane_tail(const dev_tiles &T, int64_t p)
 {
     const void *v = FORWARD ? (const void *)lane_ptr<S>(T, p) : (const void *)stage_ptr<S>(T, p);
