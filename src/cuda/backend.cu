@@ -104,6 +104,18 @@ static cudaError_t alloc(Tp **dst, size_t count, ildl_cuda_ctx *c)
     return upload<Tp>(dst, NULL, count, c);
 }
 
+/* alloc, then zero the bytes (on the legacy stream; ildl_cuda_factor synchronizes the device
+ * before its first kernel). For the factor's storage: the factorization writes only the
+ * stored entries of each tile, and a download of the unused capacity must not copy whatever
+ * the memory held before (another handle's data), nor differ from the CPU reference's zeros. */
+template <typename Tp>
+static cudaError_t alloc_zeroed(Tp **dst, size_t count, ildl_cuda_ctx *c)
+{
+    cudaError_t e = alloc<Tp>(dst, count, c);
+    if (e == cudaSuccess) e = cudaMemset(*dst, 0, sizeof(Tp) * (count ? count : 1));
+    return e;
+}
+
 static void lanes_free(ildl_cuda_ctx *c, int values_only);
 
 extern "C" int ildl_cuda_device_count(void)
@@ -596,12 +608,12 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         if (T->val32) {
             /* precision single: the factorization computes in float and writes val32 only (the
              * double factor is never allocated); the solves read it in double arithmetic */
-            CU(alloc(&D.val32, (size_t)T->total_cap, B));
+            CU(alloc_zeroed(&D.val32, (size_t)T->total_cap, B));
             c->single = 1;
         } else {
-            CU(alloc(&D.val, (size_t)T->total_cap, B));
+            CU(alloc_zeroed(&D.val, (size_t)T->total_cap, B));
         }
-        CU(alloc(&D.idx, (size_t)T->total_cap, B));
+        CU(alloc_zeroed(&D.idx, (size_t)T->total_cap, B));
         CU(alloc(&D.piv, (size_t)T->n, B));
         CU(alloc(&D.d_diag, (size_t)T->n, B));
         CU(alloc(&D.d_off, (size_t)T->n, B));
