@@ -105,9 +105,9 @@ static cudaError_t alloc(Tp **dst, size_t count, ildl_cuda_ctx *c)
 }
 
 /* alloc, then zero the bytes (on the legacy stream; ildl_cuda_factor synchronizes the device
- * before its first kernel). For the factor's storage: the factorization writes only the
- * stored entries of each tile, and a download of the unused capacity must not copy whatever
- * the memory held before (another handle's data), nor differ from the CPU reference's zeros. */
+ * before its first kernel): the solves' flags and counters, and the factor's storage, of which
+ * the factorization writes only each tile's stored entries (a download of the unused capacity
+ * must not copy another handle's old data, nor differ from the CPU reference's zeros). */
 template <typename Tp>
 static cudaError_t alloc_zeroed(Tp **dst, size_t count, ildl_cuda_ctx *c)
 {
@@ -500,8 +500,7 @@ static cudaError_t sf_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const in
     if (e == cudaSuccess) e = upload((int64_t **)&D.sf_scr_b, scr + nb + 1, (size_t)nb, c);
     if (e == cudaSuccess)
         e = alloc(&D.sf_scratch, (size_t)(tot[0] > tot[1] ? tot[0] : tot[1]) * LD, c);
-    if (e == cudaSuccess) e = alloc(&D.sf_count, (size_t)nb, c);
-    if (e == cudaSuccess) e = cudaMemset(D.sf_count, 0, sizeof(int) * (size_t)nb);
+    if (e == cudaSuccess) e = alloc_zeroed(&D.sf_count, (size_t)nb, c);
 done:
     free(items);
     free(scr);
@@ -634,15 +633,11 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         CU(alloc(&c->d_res, (size_t)c->budget, B));
         CU(alloc(&c->d_rownorm, norms, B));
         CU(alloc(&c->d_state, 1, B));
-        CU(alloc(&c->d_done_f, (size_t)T->nb, B));
-        CU(alloc(&c->d_done_b, (size_t)T->nb, B));
+        CU(alloc_zeroed(&c->d_done_f, (size_t)T->nb, B));
+        CU(alloc_zeroed(&c->d_done_b, (size_t)T->nb, B));
         CU(alloc(&c->d_sweep, (size_t)T->n, B));
-        CU(alloc(&c->d_epoch, 1, B));
-        CU(alloc(&c->d_tickets, 3, B));
-        CU(cudaMemset(c->d_done_f, 0, sizeof(int) * (size_t)T->nb));
-        CU(cudaMemset(c->d_done_b, 0, sizeof(int) * (size_t)T->nb));
-        CU(cudaMemset(c->d_epoch, 0, sizeof(int)));
-        CU(cudaMemset(c->d_tickets, 0, sizeof(int) * 3));
+        CU(alloc_zeroed(&c->d_epoch, 1, B));
+        CU(alloc_zeroed(&c->d_tickets, 3, B));
         c->d_skip = c->d_tickets + 2; /* never written: the solves never skip */
         c->nlevels = T->nlevels;
         c->level_ptr = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T->nlevels + 1));
