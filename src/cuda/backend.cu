@@ -199,7 +199,7 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
                     (void *)c->d_tile_s, (void *)c->d_sweep, (void *)c->d_slot_size, (void *)c->d_perm, (void *)c->d_scale,
                     (void *)c->d_totals, (void *)c->T.sf_items_f, (void *)c->T.sf_items_b, (void *)c->T.sf_rec_f, (void *)c->T.sf_rec_b,
                     (void *)c->T.sf_scr_f, (void *)c->T.sf_scr_b, (void *)c->T.sf_scratch,
-                    (void *)c->T.sf_count};
+                    (void *)c->T.sf_count, (void *)c->T.vii_off};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++)
         if (ptrs[k]) cudaFree(ptrs[k]);
     for (int k = 0; k < 4; k++)
@@ -352,18 +352,23 @@ static int sf_vglobal_default(const ildl_cuda_ctx *c)
 static void lanes_free(ildl_cuda_ctx *c, int values_only)
 {
     dev_tiles &D = c->T;
-    void *v[] = {D.lane_val, D.lane_val32, D.lane_cnt_f, D.lane_cnt_b, D.lane_row, D.lane_size, D.lane_off, D.lane_tmp};
+    void *v[] = {D.lane_val, D.vii_pk, D.lane_val32, D.vii_pk32, D.lane_cnt_f, D.lane_cnt_b, D.lane_row,
+                 D.lane_size, D.lane_off, D.lane_tmp};
     size_t cap = D.lane_cap ? (size_t)D.lane_cap : 1, nt = D.ntiles ? (size_t)D.ntiles : 1; /* as upload counts */
-    size_t bytes[] = {sizeof(double) * cap, sizeof(float) * cap, nt * LD, nt * LD, cap, sizeof(int64_t) * nt,
-                      sizeof(int64_t) * nt, D.lane_tmp_bytes ? D.lane_tmp_bytes : 1};
-    for (int k = 0; k < (values_only ? 1 : 8); k++)
+    size_t vc = D.vii_cap ? (size_t)D.vii_cap : 1;
+    size_t bytes[] = {sizeof(double) * cap, sizeof(double) * vc, sizeof(float) * cap, sizeof(float) * vc,
+                      nt * LD, nt * LD, cap, sizeof(int64_t) * nt, sizeof(int64_t) * nt,
+                      D.lane_tmp_bytes ? D.lane_tmp_bytes : 1};
+    for (int k = 0; k < (values_only ? 2 : 10); k++)
         if (v[k]) {
             cudaFree(v[k]);
             c->bytes -= bytes[k];
         }
     D.lane_val = NULL;
+    D.vii_pk = NULL;
     if (values_only) return;
     D.lane_val32 = NULL;
+    D.vii_pk32 = NULL;
     D.lane_cnt_f = D.lane_cnt_b = D.lane_row = NULL;
     D.lane_size = D.lane_off = NULL;
     D.lane_tmp = NULL;
@@ -372,7 +377,8 @@ static void lanes_free(ildl_cuda_ctx *c, int values_only)
 /* The lanes of the solves without staging tiles (dev_tiles.lane_*), allocated the first time
  * those kernels are chosen, and their values in the solves' type (float once T.val32 exists).
  * About 9 bytes per entry of the sparse off-diagonal tiles' capacity (5 in float) and 80 per
- * tile. Device memory exhausted: freed again, and the staged kernels are used (lanes_failed). */
+ * tile, and the packed V_ii (vii_pk: ~4 bytes per entry of a diagonal tile, 2 in float).
+ * Device memory exhausted: freed again, and the staged kernels are used (lanes_failed). */
 static cudaError_t lanes_alloc(ildl_cuda_ctx *c)
 {
     dev_tiles &D = c->T;
@@ -388,9 +394,13 @@ static cudaError_t lanes_alloc(ildl_cuda_ctx *c)
     }
     if (e == cudaSuccess && D.val32 && !D.lane_val32) {
         e = alloc(&D.lane_val32, (size_t)D.lane_cap, c);
+        if (e == cudaSuccess) e = alloc(&D.vii_pk32, (size_t)D.vii_cap, c);
         if (e == cudaSuccess) lanes_free(c, 1);
     }
-    if (e == cudaSuccess && !D.val32 && !D.lane_val) e = alloc(&D.lane_val, (size_t)D.lane_cap, c);
+    if (e == cudaSuccess && !D.val32 && !D.lane_val) {
+        e = alloc(&D.lane_val, (size_t)D.lane_cap, c);
+        if (e == cudaSuccess) e = alloc(&D.vii_pk, (size_t)D.vii_cap, c);
+    }
     if (e == cudaErrorMemoryAllocation) {
         (void)cudaGetLastError(); /* not sticky: clear it */
         lanes_free(c, 0);
@@ -657,6 +667,21 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
                 CU(solve_set_trace(c->d_trace));
             }
 #endif
+        }
+        {
+            /* where each row's packed V_ii starts in vii_pk (lanes_alloc allocates it) */
+            int64_t *vo = (int64_t *)malloc(sizeof(int64_t) * ((size_t)T->nb + 1));
+            if (!vo) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
+            int64_t at = 0;
+            for (int32_t i = 0; i < T->nb; i++) {
+                vo[i] = at;
+                at += vii_packed_size(ildl_tiles_block_size(T, i));
+            }
+            vo[T->nb] = at;
+            D.vii_cap = at;
+            cudaError_t e = upload((int64_t **)&D.vii_off, vo, (size_t)T->nb + 1, B);
+            free(vo);
+            CU(e);
         }
         D.lane_cap = T->total_cap; /* the lanes hold the sparse tiles' entries (lanes_alloc) */
         for (int64_t t = 0; t < T->ntiles; t++)

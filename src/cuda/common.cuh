@@ -116,6 +116,14 @@ struct dev_tiles {
     double *lane_val;
     float *lane_val32;
     int64_t lane_cap;       /* entries lane_val / lane_row hold: total_cap less the dense tiles' */
+    /* With the lanes, V_ii's strict upper triangle packed row by row (vii_pos) in the solves'
+     * type (vii_pk or vii_pk32, as lane_val / lane_val32), which the backward sweep reads: half
+     * the bytes of the mi x mi tile (perf-notes §62). Row i's from vii_off[i] (a multiple of 16
+     * entries: whole lines), set at setup; vii_cap entries in all. */
+    const int64_t *vii_off;
+    double *vii_pk;
+    float *vii_pk32;
+    int64_t vii_cap;
     void *lane_tmp;         /* the scan's scratch (host side only) */
     size_t lane_tmp_bytes;
 };
@@ -135,6 +143,14 @@ __device__ __forceinline__ double r_copysign(double x, double y) { return copysi
 __device__ __forceinline__ float r_copysign(float x, float y) { return copysignf(x, y); }
 __device__ __forceinline__ double r_sqrt(double x) { return sqrt(x); }
 __device__ __forceinline__ float r_sqrt(float x) { return sqrtf(x); }
+
+/* Where V(l, c), c > l, of an mi-row block's V_ii is in its packed strict upper triangle:
+ * vii_pos(l, mi) + c - l - 1 (row l's entries follow rows 0..l-1's). */
+__host__ __device__ __forceinline__ int vii_pos(int l, int mi) { return l * mi - l * (l + 1) / 2; }
+
+/* Entries a packed V_ii of an mi-row block takes: its strict upper triangle, rounded up to 16 so
+ * that every row's copy starts a 128-byte line (in double). */
+__host__ __device__ __forceinline__ int64_t vii_packed_size(int mi) { return ((int64_t)mi * (mi - 1) / 2 + 15) / 16 * 16; }
 
 __device__ __forceinline__ int dev_bsize(const dev_tiles &T, int32_t b)
 {

@@ -374,6 +374,28 @@ template <bool FORWARD, typename S> __global__ void __launch_bounds__(LANE_WARPS
     }
 }
 
+/* The solves' packed V_ii (vii_pk or vii_pk32, whichever the solves read) and a pointer to block
+ * row i's. */
+template <typename S> __device__ __forceinline__ S *vii_packed(const dev_tiles &T, int32_t i);
+template <> __device__ __forceinline__ double *vii_packed<double>(const dev_tiles &T, int32_t i) { return T.vii_pk + T.vii_off[i]; }
+template <> __device__ __forceinline__ float *vii_packed<float>(const dev_tiles &T, int32_t i) { return T.vii_pk32 + T.vii_off[i]; }
+
+/* V_ii's strict upper triangle from the diagonal tile (mi x mi, row-major) into the packed copy,
+ * one warp per block row, row l's entries by lanes. */
+template <typename S> __global__ void __launch_bounds__(LANE_WARPS * 32) k_vii_pack(dev_tiles T)
+{
+    int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    int32_t i = (int32_t)blockIdx.x * LANE_WARPS + w;
+    if (i >= T.nb) return; /* uniform per warp */
+    int mi = dev_bsize(T, i);
+    const int64_t u0 = T.off[T.row_ptr[i]];
+    S *dst = vii_packed<S>(T, i);
+    for (int l = 0; l + 1 < mi; l++) {
+        int c = l + 1 + lane;
+        if (c < mi) dst[vii_pos(l, mi) + c - l - 1] = stage_val<S>(T, u0 + (int64_t)l * mi + c);
+    }
+}
+
 /* The scan's scratch bytes for n positions (allocated once at setup). */
 size_t solve_lanes_tmp_bytes(int64_t n)
 {
@@ -395,6 +417,9 @@ cudaError_t solve_lanes_launch(const dev_tiles &T, cudaStream_t s)
     if (T.val32) k_solve_lanes<true, float><<<grid, LANE_WARPS * 32, 0, s>>>(T);
     else k_solve_lanes<true, double><<<grid, LANE_WARPS * 32, 0, s>>>(T);
     k_solve_lanes<false, double><<<grid, LANE_WARPS * 32, 0, s>>>(T);
+    unsigned vgrid = (unsigned)((T.nb + LANE_WARPS - 1) / LANE_WARPS);
+    if (T.val32) k_vii_pack<float><<<vgrid, LANE_WARPS * 32, 0, s>>>(T);
+    else k_vii_pack<double><<<vgrid, LANE_WARPS * 32, 0, s>>>(T);
     return cudaGetLastError();
 }
 
@@ -817,6 +842,35 @@ template <typename S> __device__ __forceinline__ double vii_backward_global(doub
     return xv + s;
 }
 
+/* vii_backward_global over the packed copy vp (k_vii_pack): the same products in the same
+ * order, so the same bits, from half the bytes (lane r reads its own row r through L1). The
+ * backward sweep asks L2 for the whole copy once the row's first metadata is in
+ * (prefetch_vii_packed). perf-notes §62: backward -8 to -14%; the forward sweep, whose V_ii
+ * reads are coalesced and asked of L2 at the row's start, was 4-14% slower with the packed copy
+ * (the same bits) and reads the whole tile. */
+template <typename S> __device__ __forceinline__ void prefetch_vii_packed(const S *vp, int mi)
+{
+    constexpr int per_line = 128 / sizeof(S);
+    int np = mi * (mi - 1) / 2;
+    for (int e = (threadIdx.x & 31) * per_line; e < np; e += LD * per_line)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(vp + e));
+}
+
+template <typename S> __device__ __forceinline__ double vii_backward_packed(double xv, const S *vp, int mi)
+{
+    int r = threadIdx.x & 31;
+    const int row = vii_pos(r, mi) - r - 1; /* V(r, c) at vp[row + c] for c > r */
+    double s = 0.0;
+#pragma unroll
+    for (int c = 1; c < LD; c++) {
+        double yc = __shfl_sync(0xffffffffu, xv, c);
+        bool on = r < c && c < mi;
+        double v = on ? (double)vp[row + c] : 0.0;
+        if (on) s += v * yc;
+    }
+    return xv + s;
+}
+
 /* Where a block row's data is: its number, first row and size, V_ii's offset, its tiles'
  * positions [q0, qend) in the direction's order. From a sync-free record, or from T. */
 struct row_at {
@@ -869,17 +923,24 @@ __device__ void row_one_warp(const dev_tiles &T, const row_at &ra, const double 
     int mi = ra.mi;
     double xv = c < mi ? ld_dep<SF>(xin + ra.b0 + c) : 0.0;
     const int64_t u0 = ra.u0;
-    prefetch_vii<S>(T, u0, mi); /* V_ii = U_ii^-1 for the end, asked for now */
+    constexpr bool PK = NS && !FORWARD; /* the backward sweep reads the packed V_ii (k_vii_pack) */
+    const S *vp = NULL;
+    if constexpr (PK) vp = vii_packed<S>(T, ra.i);
+    else prefetch_vii<S>(T, u0, mi); /* V_ii = U_ii^-1 for the end, asked for now */
     for (int64_t cb = ra.q0; cb < ra.qend; cb += P) {
         int ng = (int)(ra.qend - cb < P ? ra.qend - cb : P);
         gather_meta<FORWARD>(T, cb, ng, &meta);
+        /* packed: asked for once the first group's metadata is in, not at the row's start
+         * where the load of its offset held up the first tile (perf-notes §62) */
+        if (PK && cb == ra.q0) prefetch_vii_packed<S>(vp, mi);
         for (int q = 0; q < ng; q++) {
             xv -= FORWARD ? tile_tmatvec<SF, P, S, NS>(T, &meta, q, mi, x, us, done, epoch)
                           : tile_matvec<SF, P, S, NS>(T, &meta, q, mi, x, us, done, epoch);
         }
         __syncwarp(); /* meta is rewritten by the next group */
     }
-    xv = FORWARD ? vii_forward_global<S>(xv, T, u0, mi) : vii_backward_global<S>(xv, T, u0, mi);
+    if constexpr (PK) xv = vii_backward_packed<S>(xv, vp, mi);
+    else xv = FORWARD ? vii_forward_global<S>(xv, T, u0, mi) : vii_backward_global<S>(xv, T, u0, mi);
     if (c < mi) st_row<SF>(x + ra.b0 + c, xv);
     __syncwarp();
 }
@@ -1033,8 +1094,11 @@ __device__ int row_chunk(const dev_tiles &T, int32_t i, int chunk, const double 
             for (int k = 0; k < 16; k++)
                 if (q0b + k < ntile) xv -= v[k];
         }
-        xv = FORWARD ? (VG || W == 1 ? vii_forward_global<S>(xv, T, u0, mi) : vii_forward(xv, ud, mi))
-                     : (W == 1 ? vii_backward_global<S>(xv, T, u0, mi) : vii_backward(xv, ud, mi));
+        if constexpr (NS && W == 1 && !FORWARD)
+            xv = vii_backward_packed<S>(xv, vii_packed<S>(T, i), mi);
+        else
+            xv = FORWARD ? (VG || W == 1 ? vii_forward_global<S>(xv, T, u0, mi) : vii_forward(xv, ud, mi))
+                         : (W == 1 ? vii_backward_global<S>(xv, T, u0, mi) : vii_backward(xv, ud, mi));
         if (c < mi) st_row<true>(x + T.bstart[i] + c, xv);
         if (c == 0) T.sf_count[i] = 0; /* every item of the row is done: ready for the next sweep */
         __syncwarp();
