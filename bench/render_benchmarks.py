@@ -292,8 +292,9 @@ def targets(large, bw, meta=None):
             tts = "—"
         pit = f"{per_it(g) / pi:.1f}" if g and pi and per_it(g) else "—"
         lb = (f"{2 * c['levels'] * hop * 1e-6 / fl:.1f}" if HANDOFF and fl else "—")
-        print(f"| {m} | {c['n']} | {c['levels']} | {c['factor_s']:.2f} | {tts} | {pit} | "
-              f"{(pi / fl) if (pi and fl) else float('nan'):.1f} | {lb} |")
+        # two decimals and a verdict: 2.04 printed as "2.0" would read as met
+        ratio = (f"{pi / fl:.2f} ({'met' if pi / fl <= 2 else 'not met'})" if (pi and fl) else "—")
+        print(f"| {m} | {c['n']} | {c['levels']} | {c['factor_s']:.2f} | {tts} | {pit} | {ratio} | {lb} |")
 
 
 
