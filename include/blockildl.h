@@ -124,7 +124,9 @@ typedef enum {
                                      level on average) the kernels that sum sparse tiles by lanes,
                                      which keep a column-by-column copy of the sparse tiles'
                                      entries (~9 bytes per entry of capacity, 5 in single
-                                     precision, and 80 per tile); the staged kernels otherwise
+                                     precision, and 80 per tile) and of the diagonal blocks'
+                                     inverses' upper triangles (~4 bytes per entry of a
+                                     diagonal block, 2 in single); the staged kernels otherwise
                                      (default; docs/gpu.md) */
     ILDL_SOLVE_KERNELS_STAGED = 1 /* always the staged kernels: no copy, less device memory,
                                      slower on wide levels (same results, bit for bit) */
