@@ -555,14 +555,19 @@ __device__ __forceinline__ double small_sparse_sum(const sparse_regs<S> &e, int 
  * each factorization), a dense one straight from global memory (forward: lane c reads column
  * c, coalesced; backward: lane r reads row r, through L1). The same products and additions in
  * the same order as the staged loops. */
-/* Ask L2 for a dense tile's count values, which a tile without staging reads after its
- * dependency's wait; one 128-byte line per lane and pass, no registers held across the wait. */
+/* Ask L2 for count values from p: one 128-byte line per lane and pass, no registers held
+ * across a wait. A dense tile's values (prefetch_dense), which a tile without staging reads
+ * after its dependency's wait; the backward sweep's packed V_ii. */
 template <typename S> __device__ __forceinline__ const S *stage_ptr(const dev_tiles &T, int64_t p);
-template <typename S> __device__ __forceinline__ void prefetch_dense(const dev_tiles &T, int64_t v0, int count)
+template <typename S> __device__ __forceinline__ void prefetch_l2_lines(const S *p, int count)
 {
     constexpr int per_line = 128 / sizeof(S);
     for (int e = (threadIdx.x & 31) * per_line; e < count; e += LD * per_line)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(stage_ptr<S>(T, v0 + e)));
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(p + e));
+}
+template <typename S> __device__ __forceinline__ void prefetch_dense(const dev_tiles &T, int64_t v0, int count)
+{
+    prefetch_l2_lines<S>(stage_ptr<S>(T, v0), count);
 }
 
 template <bool FORWARD, typename S>
@@ -828,47 +833,38 @@ template <typename S> __device__ __forceinline__ double vii_forward_global(doubl
 
 /* vii_backward with V_ii read from global memory (lane r reads row r, through L1: the tile is
  * read-only during the solves); the same products in the same order, so the same bits. */
-template <typename S> __device__ __forceinline__ double vii_backward_global(double xv, const dev_tiles &T, int64_t u0,
-                                                                           int mi)
+/* Lane r: x_r + sum_{c>r} V(r,c) y_c, c ascending, with V(r,c) = base[row + c] for r < c < mi:
+ * the backward sweep's U_ii^-1 read from global memory (lane r reads its own row through L1). */
+template <typename S> __device__ __forceinline__ double vii_backward_row(double xv, const S *base, int row, int mi)
 {
     int r = threadIdx.x & 31;
-    double s = 0.0;
-#pragma unroll
-    for (int c = 1; c < LD; c++) {
-        double yc = __shfl_sync(0xffffffffu, xv, c);
-        double v = (r < c && c < mi) ? (double)stage_val<S>(T, u0 + (int64_t)r * mi + c) : 0.0;
-        if (r < c && c < mi) s += v * yc;
-    }
-    return xv + s;
-}
-
-/* vii_backward_global over the packed copy vp (k_vii_pack): the same products in the same
- * order, so the same bits, from half the bytes (lane r reads its own row r through L1). The
- * backward sweep asks L2 for the whole copy once the row's first metadata is in
- * (prefetch_vii_packed). perf-notes §62: backward -8 to -14%; the forward sweep, whose V_ii
- * reads are coalesced and asked of L2 at the row's start, was 4-14% slower with the packed copy
- * (the same bits) and reads the whole tile. */
-template <typename S> __device__ __forceinline__ void prefetch_vii_packed(const S *vp, int mi)
-{
-    constexpr int per_line = 128 / sizeof(S);
-    int np = mi * (mi - 1) / 2;
-    for (int e = (threadIdx.x & 31) * per_line; e < np; e += LD * per_line)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(vp + e));
-}
-
-template <typename S> __device__ __forceinline__ double vii_backward_packed(double xv, const S *vp, int mi)
-{
-    int r = threadIdx.x & 31;
-    const int row = vii_pos(r, mi) - r - 1; /* V(r, c) at vp[row + c] for c > r */
     double s = 0.0;
 #pragma unroll
     for (int c = 1; c < LD; c++) {
         double yc = __shfl_sync(0xffffffffu, xv, c);
         bool on = r < c && c < mi;
-        double v = on ? (double)vp[row + c] : 0.0;
+        double v = on ? (double)base[row + c] : 0.0;
         if (on) s += v * yc;
     }
     return xv + s;
+}
+
+/* vii_backward with V_ii read from global memory: the mi x mi tile at u0 (row-major), the same
+ * products in the same order, so the same bits. */
+template <typename S> __device__ __forceinline__ double vii_backward_global(double xv, const dev_tiles &T, int64_t u0,
+                                                                           int mi)
+{
+    return vii_backward_row<S>(xv, stage_ptr<S>(T, u0), (threadIdx.x & 31) * mi, mi);
+}
+
+/* The same over the packed copy vp (k_vii_pack), half the bytes. The backward sweep asks L2 for
+ * the whole copy once the row's first metadata is in (prefetch_l2_lines). perf-notes §62:
+ * backward -8 to -14%; the forward sweep, whose V_ii reads are coalesced and asked of L2 at the
+ * row's start, was 4-14% slower with the packed copy (the same bits) and reads the whole tile. */
+template <typename S> __device__ __forceinline__ double vii_backward_packed(double xv, const S *vp, int mi)
+{
+    int r = threadIdx.x & 31;
+    return vii_backward_row<S>(xv, vp, vii_pos(r, mi) - r - 1, mi);
 }
 
 /* Where a block row's data is: its number, first row and size, V_ii's offset, its tiles'
@@ -932,7 +928,7 @@ __device__ void row_one_warp(const dev_tiles &T, const row_at &ra, const double 
         gather_meta<FORWARD>(T, cb, ng, &meta);
         /* packed: asked for once the first group's metadata is in, not at the row's start
          * where the load of its offset held up the first tile (perf-notes §62) */
-        if (PK && cb == ra.q0) prefetch_vii_packed<S>(vp, mi);
+        if (PK && cb == ra.q0) prefetch_l2_lines<S>(vp, mi * (mi - 1) / 2);
         for (int q = 0; q < ng; q++) {
             xv -= FORWARD ? tile_tmatvec<SF, P, S, NS>(T, &meta, q, mi, x, us, done, epoch)
                           : tile_matvec<SF, P, S, NS>(T, &meta, q, mi, x, us, done, epoch);
