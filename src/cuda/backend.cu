@@ -843,6 +843,7 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
         k_build_map<<<c->nb, 32, 0, c->fstream[0]>>>(c->T, c->d_perm, c->d_scale, c->d_q, c->d_qs, c->d_qinv);
         CU_LAUNCH();
     }
+    c->map_built = c->have_map;
     if (st) {
         factor_totals tot;
         int grid = 4 * c->sm_count;
@@ -1171,7 +1172,9 @@ extern "C" int ildl_cuda_apply(ildl_cuda_ctx *c, const double *r, double *z, int
     g_cuda_msg[0] = 0;
     int status = ILDL_SUCCESS;
     cudaStream_t s = (cudaStream_t)stream;
-    if (!c->factored) return ILDL_ERR_CALL_ORDER;
+    /* without the map (ildl_cuda_set_map before the factorization) the gather would read
+     * through uninitialized indices */
+    if (!c->factored || !c->map_built) return ILDL_ERR_CALL_ORDER;
     CU(cudaSetDevice(c->device));
     if (where == ILDL_MEMORY_DEVICE) {
         /* host pointers passed as device pointers would fault the context: refuse them */

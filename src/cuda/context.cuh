@@ -45,6 +45,7 @@ struct ildl_cuda_ctx {
     int32_t *d_perm;       /* analysed position -> user row (ildl_cuda_set_map) */
     double *d_scale;       /* per user row */
     int have_map;          /* d_perm and d_scale hold the analysis: factorizations build d_q, d_qs */
+    int map_built;         /* the last factorization built d_q, d_qs, d_qinv: applications may gather */
     factor_totals *d_totals; /* statistics of the last factorization (backend.cu) */
     double *d_w, *d_r, *d_z; /* [n] work vectors */
     /* A for SpMV (user ordering) */

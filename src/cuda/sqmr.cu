@@ -511,7 +511,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
     double bnorm = 0, best = 0, xres = -1.0, final;
     size_t nb = sizeof(double) * (size_t)c->n;
     if (res) *res = out;
-    if (!c->factored || !c->hostA) return ILDL_ERR_CALL_ORDER;
+    if (!c->factored || !c->hostA || !c->map_built) return ILDL_ERR_CALL_ORDER;
     CU(cudaSetDevice(c->device));
     status = ildl_cuda_sqmr_prepare(c);
     if (status) goto cleanup;
