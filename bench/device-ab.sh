@@ -7,6 +7,10 @@
 #   usage: bash bench/device-ab.sh LABEL=BINARY[,VAR=VALUE...] ...
 #   e.g.   bash bench/device-ab.sh head=build-cuda/tools/ildl \
 #                 split50=build-cuda/tools/ildl,ILDL_SF_CARVEOUT=50 new=/tmp/new/build-cuda/tools/ildl
+#   An item that starts with -- is an ildl option of that variant (--name=value for one with a
+#   value), e.g. rb0=build-cuda/tools/ildl,--blocking=rb,--ordering=gmc,--fill-level=0. Each
+#   iteration line also gives the levels, the stored factor entries and the time per iteration
+#   over the bandwidth floor (render_benchmarks.py's formula, ildl-bandwidth's copy rate).
 # Environment: PROBLEMS (ildl-gen specs separated by ';', default the three n >= 1M problems
 # that converge), ROUNDS (default 2), GEN (ildl-gen binary, default build-cuda's).
 # Build the variants here (e.g. cmake -B build-x -DCMAKE_CUDA_FLAGS=-DLANE_PRE_FORWARD=10) and
@@ -21,13 +25,23 @@ GEN=${GEN:-build-cuda/bench/gen/ildl-gen}
 DIR=/tmp/ildl-ab
 mkdir -p "$DIR"
 
-# one_run LABEL BINARY[,VAR=VALUE...] MATRIX [ildl options]: prints the ildl summary line (JSON)
+# one_run LABEL BINARY[,VAR=VALUE|--OPTION[=VALUE]...] MATRIX [ildl options]: prints the ildl
+# summary line (JSON)
 one_run() {
   local spec=$2 m=$3; shift 3
-  local bin=${spec%%,*} vars=()
-  [ "$bin" != "$spec" ] && IFS=',' read -r -a vars <<< "${spec#*,}"
-  env "${vars[@]}" "$bin" solve "$m" --backend cuda "$@" 2>&1
+  local bin=${spec%%,*} items=() vars=() opts=()
+  [ "$bin" != "$spec" ] && IFS=',' read -r -a items <<< "${spec#*,}"
+  for it in "${items[@]}"; do
+    case "$it" in
+      --*=*) opts+=("${it%%=*}" "${it#*=}") ;;
+      --*) opts+=("$it") ;;
+      *) vars+=("$it") ;;
+    esac
+  done
+  env "${vars[@]}" "$bin" solve "$m" --backend cuda "${opts[@]}" "$@" 2>&1
 }
+BW=$(build-cuda/bench/baseline/ildl-bandwidth 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["d2d_GBps"])' 2>/dev/null || echo 0)
+echo "== device-to-device copy bandwidth: $BW GB/s"
 
 IFS=';' read -r -a specs <<< "$PROBLEMS"
 mats=()
@@ -54,9 +68,14 @@ import json, sys
 try:
     d = json.loads(sys.stdin.read())
     its = int(d['iterations'])
+    per_it = d['solve_s'] / max(its, 1)
     line = '%-12s %-14s round %s: %4d its, %.4f ms per iteration, factor %.3f s, true residual %.3e' % (
-        '${v%%=*}', '$(basename "$m" .mtx)', '$r', its, 1e3 * d['solve_s'] / max(its, 1), d['factor_s'],
-        d['true_residual'])
+        '${v%%=*}', '$(basename "$m" .mtx)', '$r', its, 1e3 * per_it, d['factor_s'], d['true_residual'])
+    bw = float('$BW')
+    floor = (12 * d['nnz'] + 8 * (d['n'] + 1) + 20 * d['factor_nnz'] + 12 * 8 * d['n']) / (bw * 1e9) if bw > 0 else 0
+    line += ', levels %d, factor entries %d' % (d['levels'], d['factor_nnz'])
+    if floor > 0:
+        line += ', %.2fx the floor' % (per_it / floor)
 except (ValueError, KeyError, TypeError):
     sys.exit(1)
 print(line)" || echo "${v%%=*} $(basename "$m" .mtx): no result"
