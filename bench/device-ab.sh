@@ -10,7 +10,7 @@
 #   An item that starts with -- is an ildl option of that variant (--name=value for one with a
 #   value), e.g. rb0=build-cuda/tools/ildl,--blocking=rb,--ordering=gmc,--fill-level=0. Each
 #   iteration line also gives the levels, the stored factor entries and the time per iteration
-#   over the bandwidth floor (render_benchmarks.py's formula, ildl-bandwidth's copy rate).
+#   over the bandwidth floor (render_benchmarks.py's floor_s, ildl-bandwidth's copy rate).
 # Environment: PROBLEMS (ildl-gen specs separated by ';', default the three n >= 1M problems
 # that converge), ROUNDS (default 2), GEN (ildl-gen binary, default build-cuda's).
 # Build the variants here (e.g. cmake -B build-x -DCMAKE_CUDA_FLAGS=-DLANE_PRE_FORWARD=10) and
@@ -65,6 +65,8 @@ for r in $(seq "$ROUNDS"); do
     for v in "$@"; do
       one_run "${v%%=*}" "${v#*=}" "$m" --repeat 3 --json --quiet | tail -n 1 | python3 -c "
 import json, sys
+sys.path.insert(0, 'bench')
+from render_benchmarks import floor_s
 try:
     d = json.loads(sys.stdin.read())
     its = int(d['iterations'])
@@ -72,7 +74,7 @@ try:
     line = '%-12s %-14s round %s: %4d its, %.4f ms per iteration, factor %.3f s, true residual %.3e' % (
         '${v%%=*}', '$(basename "$m" .mtx)', '$r', its, 1e3 * per_it, d['factor_s'], d['true_residual'])
     bw = float('$BW')
-    floor = (12 * d['nnz'] + 8 * (d['n'] + 1) + 20 * d['factor_nnz'] + 12 * 8 * d['n']) / (bw * 1e9) if bw > 0 else 0
+    floor = floor_s(d, {'d2d_GBps': bw}) if bw > 0 else 0
     line += ', levels %d, factor entries %d' % (d['levels'], d['factor_nnz'])
     if floor > 0:
         line += ', %.2fx the floor' % (per_it / floor)
