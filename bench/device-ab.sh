@@ -70,9 +70,10 @@ from render_benchmarks import floor_s
 try:
     d = json.loads(sys.stdin.read())
     its = int(d['iterations'])
-    per_it = d['solve_s'] / max(its, 1)
-    line = '%-12s %-14s round %s: %4d its, %.4f ms per iteration, factor %.3f s, true residual %.3e' % (
-        '${v%%=*}', '$(basename "$m" .mtx)', '$r', its, 1e3 * per_it, d['factor_s'], d['true_residual'])
+    per_it = (d.get('iterate_s') or d['solve_s']) / max(its, 1)
+    line = '%-12s %-14s round %s: %4d its, %.4f ms per iteration (solve / its %.4f), factor %.3f s, true residual %.3e' % (
+        '${v%%=*}', '$(basename "$m" .mtx)', '$r', its, 1e3 * per_it, 1e3 * d['solve_s'] / max(its, 1), d['factor_s'],
+        d['true_residual'])
     bw = float('$BW')
     floor = floor_s(d, {'d2d_GBps': bw}) if bw > 0 else 0
     line += ', levels %d, factor entries %d' % (d['levels'], d['factor_nnz'])

@@ -207,7 +207,12 @@ typedef struct ildl_info {
     int32_t reserved_int32;
     char device_name[64];     /* the GPU of the CUDA backend ("NVIDIA H200"), "" on the CPU */
     int64_t reserved_int[7];
-    double reserved_double[16];
+    double iterate_seconds;   /* the part of solve_seconds spent in SQMR's iterations (their
+                                 true-residual checks and restarts included); the rest is the
+                                 solve's fixed cost: copies of b and x, the initial residual and
+                                 preconditioner application, the final true residual and, on the
+                                 first solve after a setup or factorization, the GPU's set-up */
+    double reserved_double[15];
 } ildl_info;
 
 typedef struct ildl_handle ildl_handle;

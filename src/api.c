@@ -541,6 +541,7 @@ static int solve_impl(ildl_handle *h, const double *b, double *x)
     I->true_residual = res.true_residual;
     I->estimated_residual = res.est_residual;
     I->solve_seconds = ildl_wtime() - t0;
+    I->iterate_seconds = res.iterate_seconds;
     logline(h, 1, "solve: %s after %d iterations, true relative residual %.3e (%.3f s)",
             res.converged ? "converged" : "NOT converged", res.iterations, res.true_residual,
             I->solve_seconds);

@@ -204,7 +204,7 @@ int ildl_sqmr(int32_t n, ildl_matvec_fn matvec, void *mctx, ildl_precond_fn prec
               void *pctx, const double *b, double *x, const ildl_sqmr_params *prm,
               ildl_sqmr_result *res)
 {
-    ildl_sqmr_result out = {0, 0, 0.0, 0.0};
+    ildl_sqmr_result out = {0, 0, 0.0, 0.0, 0.0};
     sqmr_state S;
     memset(&S, 0, sizeof S);
     int status = ILDL_SUCCESS, iter = 0, xbad = 0;
@@ -269,7 +269,11 @@ int ildl_sqmr(int32_t n, ildl_matvec_fn matvec, void *mctx, ildl_precond_fn prec
     if (S.best <= prm->tol) goto finish;
 
     status = sqmr_start(&S);
-    if (status == ILDL_SUCCESS) status = sqmr_loop(&S, x, prm, &iter, &xbad, &xres);
+    if (status == ILDL_SUCCESS) {
+        double t0 = ildl_wtime();
+        status = sqmr_loop(&S, x, prm, &iter, &xbad, &xres);
+        out.iterate_seconds = ildl_wtime() - t0;
+    }
     out.est_residual = S.tau / bnorm;
 
 finish:

@@ -25,6 +25,9 @@ typedef struct ildl_sqmr_result {
     int converged;           /* true residual <= tol */
     double true_residual;    /* ||b - A x|| / ||b|| of the returned x */
     double est_residual;     /* the recurrence's estimate at exit */
+    double iterate_seconds;  /* wall time of the iterations alone (restarts and true-residual
+                                checks among them included): not the initial residual and
+                                preconditioner application, nor the final true residual */
 } ildl_sqmr_result;
 
 /* Solve A x = b. precond may be NULL (identity). b = 0 gives x = 0, converged.

@@ -191,6 +191,7 @@ static void test_solve_and_refactor(void **state)
         assert_int_equal(st, ILDL_SUCCESS);
         assert_true(info.converged);
         assert_true(r <= o.tol);
+        assert_true(info.iterations > 0 && info.iterate_seconds > 0.0 && info.iterate_seconds <= info.solve_seconds);
         assert_int_equal(info.backend, ILDL_BACKEND_CPU);
         assert_int_equal(info.inertia_pos + info.inertia_neg + info.inertia_zero, n);
         /* refactor: scale H by 2 (still symmetric) and solve again */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "blockildl.h"
+#include "core/util.h"
 #include "krylov/sqmr.h"
 
 /* ------------------------------------------------------------------ helpers */
@@ -190,6 +191,7 @@ static void test_spd_laplacian(void **state)
     assert_int_equal(res.converged, 1);
     assert_true(dense_relres(n, D, b, x) <= 1e-10);
     assert_true(res.iterations > 0 && res.iterations < 1000);
+    assert_true(res.iterate_seconds > 0.0);
 
     prm.check_every = 3;
     st = solve_checked(&A, D, jacobi_apply, &J, b, x, &prm, &res);
@@ -436,6 +438,7 @@ static void test_zero_rhs(void **state)
     assert_int_equal(st, ILDL_SUCCESS);
     assert_int_equal(res.converged, 1);
     assert_int_equal(res.iterations, 0);
+    assert_true(res.iterate_seconds == 0.0); /* no iteration ran */
     assert_true(res.true_residual == 0.0);
     for (int32_t i = 0; i < n; i++) assert_true(x[i] == 0.0);
     free(b); free(x);
@@ -571,6 +574,44 @@ static void progress_cb(void *ctx, int iter, double est)
     p->last_iter = iter;
 }
 
+/* Jacobi whose first application (sqmr_start's, before the iterations) busy-waits 30 ms. */
+typedef struct { jacobi J; int calls; } slow_first;
+static int slow_first_apply(void *ctx, const double *r, double *z)
+{
+    slow_first *S = ctx;
+    if (S->calls++ == 0) {
+        double t0 = ildl_wtime();
+        while (ildl_wtime() - t0 < 0.030) {}
+    }
+    return jacobi_apply(&S->J, r, z);
+}
+
+/* iterate_seconds counts the iterations only: the initial residual and preconditioner
+ * application, and the final true residual, are the solve's fixed cost */
+static void test_iterate_seconds(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    ildl_test_laplace2d(20, 0.0, &A);
+    int32_t n = A.n;
+    double *b = malloc(sizeof(double) * n), *x = malloc(sizeof(double) * n);
+    rand_vec(n, 5, b);
+    slow_first S;
+    jacobi_init(&A, &S.J);
+    S.calls = 0;
+    ildl_sqmr_params prm = default_params(1e-10, 1000);
+    ildl_sqmr_result res;
+    double t0 = ildl_wtime();
+    int st = ildl_sqmr(n, csr_mv, &A, slow_first_apply, &S, b, x, &prm, &res);
+    double wall = ildl_wtime() - t0;
+    assert_int_equal(st, ILDL_SUCCESS);
+    assert_true(res.iterations > 1 && S.calls >= res.iterations); /* the start's, then one per iteration but the last */
+    assert_true(res.iterate_seconds > 0.0);
+    assert_true(wall - res.iterate_seconds >= 0.029); /* the slow first application is not in it */
+    free(S.J.dinv); free(b); free(x);
+    ildl_csr_free(&A);
+}
+
 static void test_progress_and_args(void **state)
 {
     (void)state;
@@ -622,6 +663,7 @@ int main(void)
         cmocka_unit_test(test_nan_breakdown),
         cmocka_unit_test(test_breakdown),
         cmocka_unit_test(test_progress_and_args),
+        cmocka_unit_test(test_iterate_seconds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
