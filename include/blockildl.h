@@ -208,7 +208,8 @@ typedef struct ildl_info {
     char device_name[64];     /* the GPU of the CUDA backend ("NVIDIA H200"), "" on the CPU */
     int64_t reserved_int[7];
     double iterate_seconds;   /* the part of solve_seconds spent in SQMR's iterations (their
-                                 true-residual checks and restarts included); the rest is the
+                                 true-residual checks, restarts and progress_fn calls
+                                 included); the rest is the
                                  solve's fixed cost: copies of b and x, the initial residual and
                                  preconditioner application, the final true residual and, on the
                                  first solve after a setup or factorization, the GPU's set-up */
