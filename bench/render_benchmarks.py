@@ -101,6 +101,11 @@ def group(rows, key=lambda r: name_of(r)):
     return by
 
 
+def ratio_cell(x):
+    """A ratio to the floor: two decimals below 10 (2.17 must not read as 2), whole numbers above."""
+    return f"{x:.2f}" if x < 10 else f"{x:.0f}"
+
+
 def run_table(rows, bw, with_floor):
     hdr = ("| matrix | n | blocking | blocks | levels | backend | runs | setup s | factor s | solve s | total s | "
            "its | per it | ")
@@ -117,7 +122,7 @@ def run_table(rows, bw, with_floor):
                  str(r["iterations"]), fmt_s(pi)]
         if with_floor:
             cells += [fmt_s(fl) if r["backend"] == "cuda" else "—",
-                      f"{pi / fl:.0f}" if (r["backend"] == "cuda" and pi and fl) else "—"]
+                      ratio_cell(pi / fl) if (r["backend"] == "cuda" and pi and fl) else "—"]
         cells += ["—" if res is None else f"{res:.2e}", "yes" if r["converged"] else "no"]
         print("| " + " | ".join(cells) + " |")
 
