@@ -386,8 +386,8 @@ def main():
     timed = [r for r in small + large if r.get("iterations")]
     with_it = sum(1 for r in timed if r.get("iterate_s"))
     print("- per iteration: the time of SQMR's iterations (`iterate_s`: the solve without its fixed cost, i.e. "
-          "the copies of b and x, the initial residual and preconditioner application, the final true residual "
-          f"and the first solve's GPU set-up) over their number, in {with_it} of {len(timed)} rows"
+          "the copies of b and x, the initial residual and preconditioner application and the final true "
+          f"residual) over their number, in {with_it} of {len(timed)} rows"
           + ("; in the others, from runs before `iterate_s` existed, the whole solve's time over the iterations"
              if with_it < len(timed) else ""))
     print("- bandwidth floor of one iteration: (12 B × nnz(A) + 8 B × (n+1) + 2 × 10 B × stored factor entries + "

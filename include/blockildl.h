@@ -209,10 +209,11 @@ typedef struct ildl_info {
     int64_t reserved_int[7];
     double iterate_seconds;   /* the part of solve_seconds spent in SQMR's iterations (their
                                  true-residual checks, restarts and progress_fn calls
-                                 included); the rest is the
-                                 solve's fixed cost: copies of b and x, the initial residual and
-                                 preconditioner application, the final true residual and, on the
-                                 first solve after a setup or factorization, the GPU's set-up */
+                                 included); the rest is the solve's fixed cost: the copies of
+                                 b and x, the initial residual and preconditioner application,
+                                 the final true residual (and with the CUDA backend, where A's
+                                 values could not be page-locked, their upload on the first
+                                 solve after a factorization) */
     double reserved_double[15];
 } ildl_info;
 
