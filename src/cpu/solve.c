@@ -6,7 +6,9 @@
  * Per-tile operations (the CUDA kernels mirror them one to one):
  *   forward  x_i -= U_ki^T x_k for the tiles of column i in the order fwd_seq (level of k
  *            ascending, then k: the order in which the x_k become final); per tile
- *            s_c = sum_{l ascending} U_ki(l,c) x_k(l), then x_i(c) -= s_c;
+ *            s_c = sum_{l ascending} U_ki(l,c) x_k(l), then x_i(c) -= s_c; a sparse tile
+ *            takes s_c in chunks of W rows (ildl_sparse_chunk_code: W = 8, 16 or 32), each
+ *            chunk summed from 0 with l ascending, the chunks' sums added in order;
  *            then x_i <- V_ii^T x_i (V_ii = U_ii^{-1}, stored): for every c,
  *            x_i(c) = x_i(c) + s_c, s_c = sum_{l<c ascending} V_ii(l,c) x_i(l) (old values).
  *   D        1x1: x /= d; 2x2 [a b; b c]: det = a c - b b,
@@ -41,14 +43,27 @@ static void dense_utx_sub(int mk, int mi, const ildl_real *u, const double *xk, 
     }
 }
 
-/* xi -= u^T xk for a sparse tile of nz entries (idx ascending), mi columns. */
+/* xi -= u^T xk for a sparse tile of nz entries (idx ascending: rows ascending), mi columns;
+ * column c's sum in chunks of W rows (ildl_sparse_chunk_code): c_c sums the chunk, s_c adds the
+ * chunks in order. Every column is flushed where the rows cross into the next range: an empty
+ * chunk adds +0, which changes no bit (s_c starts at +0 and never becomes -0). */
 static void sparse_utx_sub(int64_t nz, const uint16_t *idx, const ildl_real *v, int mi,
                            const double *xk, double *xi)
 {
-    double s[LD];
+    const int shift = 5 - ildl_sparse_chunk_code(nz, idx, 1); /* log2 W */
+    double s[LD], c[LD];
     memset(s, 0, sizeof(s));
-    for (int64_t q = 0; q < nz; q++) s[idx[q] & 31] += v[q] * xk[idx[q] >> 5];
-    for (int c = 0; c < mi; c++) xi[c] -= s[c];
+    memset(c, 0, sizeof(c));
+    int g = 0;
+    for (int64_t q = 0; q < nz; q++) {
+        int l = idx[q] >> 5;
+        if ((l >> shift) != g) {
+            for (int k = 0; k < LD; k++) s[k] += c[k], c[k] = 0.0;
+            g = l >> shift;
+        }
+        c[idx[q] & 31] += v[q] * xk[l];
+    }
+    for (int k = 0; k < mi; k++) xi[k] -= s[k] + c[k];
 }
 
 /* xi -= u xj for a dense mi x mj tile (row-major, ld mj). */
@@ -61,14 +76,27 @@ static void dense_ux_sub(int mi, int mj, const ildl_real *u, const double *xj, d
     }
 }
 
-/* xi -= u xj for a sparse tile of nz entries (idx ascending), mi rows. */
+/* xi -= u xj for a sparse tile of nz entries (idx ascending: a row's entries together, columns
+ * ascending), mi rows; row r's sum in chunks of W columns, as sparse_utx_sub. */
 static void sparse_ux_sub(int64_t nz, const uint16_t *idx, const ildl_real *v, int mi,
                           const double *xj, double *xi)
 {
-    double s[LD];
+    const int shift = 5 - ildl_sparse_chunk_code(nz, idx, 0);
+    double s[LD], c = 0.0;
     memset(s, 0, sizeof(s));
-    for (int64_t q = 0; q < nz; q++) s[idx[q] >> 5] += v[q] * xj[idx[q] & 31];
-    for (int r = 0; r < mi; r++) xi[r] -= s[r];
+    int r = -1, g = 0;
+    for (int64_t q = 0; q < nz; q++) {
+        int rq = idx[q] >> 5, cq = idx[q] & 31;
+        if (rq != r || (cq >> shift) != g) {
+            if (r >= 0) s[r] += c;
+            c = 0.0;
+            r = rq;
+            g = cq >> shift;
+        }
+        c += v[q] * xj[cq];
+    }
+    if (r >= 0) s[r] += c;
+    for (int k = 0; k < mi; k++) xi[k] -= s[k];
 }
 
 /* x <- U_ii^-T x = V^T x with the stored inverse v = V_ii (m x m, ld m, strict upper part of a

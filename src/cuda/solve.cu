@@ -216,7 +216,7 @@ __device__ __forceinline__ void trace_row_end(int, int32_t, int, int32_t, unsign
 template <int P, bool L = false> struct tile_meta {
     int64_t off[P];
     int32_t nnz[P], dep[P], dep0[P], depm[P];
-    uint8_t sparse[P];
+    uint8_t sparse[P], wc[P]; /* wc: a sparse tile's chunk code, W = 32 >> wc (ildl_sparse_chunk_code) */
     /* L (the kernels without staging tiles): a sparse tile's entries per output (lane_cnt_*),
      * and forward where its column-by-column copy starts (lane_off) */
     uint8_t cnt[L ? P : 1][LD];
@@ -243,6 +243,7 @@ __device__ __forceinline__ void gather_meta(const dev_tiles &T, int64_t first, i
         m->nnz[k] = (int32_t)((x.a >> SOLVE_META_OFF_BITS) & 2047);
         m->sparse[k] = (uint8_t)((x.a >> (SOLVE_META_OFF_BITS + 11)) & 1);
         m->depm[k] = (int32_t)((x.a >> (SOLVE_META_OFF_BITS + 12)) & 63);
+        m->wc[k] = (uint8_t)((x.a >> (SOLVE_META_OFF_BITS + 18)) & 3);
         m->dep[k] = x.dep;
         m->dep0[k] = x.dep0;
     }
@@ -259,9 +260,11 @@ template <bool FORWARD> __global__ void k_solve_meta(dev_tiles T)
     int32_t d = FORWARD ? T.row[t] : T.col[t];
     int32_t b0 = T.bstart[d];
     long long depm = T.bstart[d + 1] - b0, sparse = T.format[t] == ILDL_TILE_SPARSE;
+    long long wc = sparse ? ildl_sparse_chunk_code(T.nnz[t], T.idx + T.off[t], FORWARD) : 0;
     solve_meta x;
     x.a = (long long)T.off[t] | ((long long)T.nnz[t] << SOLVE_META_OFF_BITS) |
-          (sparse << (SOLVE_META_OFF_BITS + 11)) | (depm << (SOLVE_META_OFF_BITS + 12));
+          (sparse << (SOLVE_META_OFF_BITS + 11)) | (depm << (SOLVE_META_OFF_BITS + 12)) |
+          (wc << (SOLVE_META_OFF_BITS + 18));
     x.dep = d;
     x.dep0 = b0;
     (FORWARD ? T.fwd_meta : T.bwd_meta)[q] = x;
@@ -316,16 +319,20 @@ template <> __device__ __forceinline__ void lane_store<double>(const dev_tiles &
 template <> __device__ __forceinline__ void lane_store<float>(const dev_tiles &T, int64_t p, float v) { T.lane_val32[p] = v; }
 
 /* The lanes of the sparse tile at each position of fwd_seq (FORWARD) or bwd_seq, one warp per
- * position: its entries per output (columns forward, rows backward; 0 for a dense tile), and
- * forward its entries column by column. The stored entries are in row-major order, so a
- * column's entries keep their rows ascending: each lane takes one entry of a chunk, and its
- * place is its column's next free place plus its rank among the chunk's entries of the same
- * column. */
+ * position (0 for a dense tile), and forward its entries column by column. A tile of chunk
+ * width 32 (ildl_sparse_chunk_code 0): lane o's byte is output o's entries (columns forward,
+ * rows backward). Narrower: lane L's byte is the entries of the tile's L-th chunk (in the order
+ * output, then range: the order of the forward copy and of the stored tile) in bits 0-4 and the
+ * chunks of output L in bits 5-7 (at most 4 of 8 inputs each; a chunk holds at most 16). The
+ * stored entries are in row-major order, so a column's entries keep their rows ascending: each
+ * lane takes one entry of a batch, and its place is its column's next free place plus its rank
+ * among the batch's entries of the same column. */
 #define LANE_WARPS 8
 template <bool FORWARD, typename S> __global__ void __launch_bounds__(LANE_WARPS * 32) k_solve_lanes(dev_tiles T)
 {
     const unsigned FULL = 0xffffffffu;
     __shared__ int s_at[LANE_WARPS][LD];
+    __shared__ int s_rc[LANE_WARPS][4][LD]; /* entries per range (of 8 inputs) and output */
     int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
     int64_t q = (int64_t)blockIdx.x * LANE_WARPS + w;
     if (q >= T.ntiles) return; /* uniform per warp */
@@ -337,15 +344,51 @@ template <bool FORWARD, typename S> __global__ void __launch_bounds__(LANE_WARPS
     }
     const int64_t off = T.off[t];
     const int nz = (int)T.nnz[t];
+    int wc = 0;
+    if (lane == 0) wc = ildl_sparse_chunk_code(nz, T.idx + off, FORWARD);
+    wc = __shfl_sync(FULL, wc, 0);
     s_at[w][lane] = 0;
+#pragma unroll
+    for (int g = 0; g < 4; g++) s_rc[w][g][lane] = 0;
     __syncwarp();
     for (int e = lane; e < nz; e += LD) {
         int ix = T.idx[off + e];
-        atomicAdd(&s_at[w][FORWARD ? (ix & 31) : (ix >> 5)], 1);
+        int o = FORWARD ? (ix & 31) : (ix >> 5), in = FORWARD ? (ix >> 5) : (ix & 31);
+        atomicAdd(&s_at[w][o], 1);
+        atomicAdd(&s_rc[w][in >> 3][o], 1);
     }
     __syncwarp();
     int c = s_at[w][lane], start = c;
-    cnt[lane] = (uint8_t)c; /* at most LD entries per row or column */
+    if (wc == 0) {
+        cnt[lane] = (uint8_t)c; /* at most LD entries per row or column */
+    } else { /* chunks of 32 >> wc inputs: 2 or 4 ranges of 8 each */
+        int per = 4 >> wc, nch = 0, len[4]; /* ranges of 8 per chunk */
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            len[k] = 0;
+#pragma unroll
+            for (int g = 0; g < 4; g++)
+                if (g / per == k) len[k] += s_rc[w][g][lane];
+            nch += len[k] > 0;
+        }
+        int first = nch; /* output lane's first chunk: the chunks of the outputs before it */
+#pragma unroll
+        for (int d = 1; d < LD; d <<= 1) {
+            int y = __shfl_up_sync(FULL, first, d);
+            if (lane >= d) first += y;
+        }
+        first -= nch;
+        __syncwarp();
+        s_at[w][lane] = 0; /* now the chunks' entries, by chunk */
+        __syncwarp();
+        for (int k = 0, j = 0; k < 4; k++)
+            if (len[k] > 0) s_at[w][first + j++] = len[k];
+        __syncwarp();
+        cnt[lane] = (uint8_t)(s_at[w][lane] | (nch << 5));
+        __syncwarp();
+        s_at[w][lane] = 0;
+        __syncwarp();
+    }
     if constexpr (FORWARD) { /* the copy, column by column */
 #pragma unroll
     for (int d = 1; d < LD; d <<= 1) {
@@ -503,12 +546,21 @@ __device__ __forceinline__ sparse_regs<S> load_small_sparse(const dev_tiles &T, 
     return e;
 }
 
-/* s_o += v_e * xd(in_e) over the cnt entries e held one per lane, for each output o in entry
- * order: forward o = column (idx & 31), in = row (idx >> 5); backward the other way round.
- * xd: lane l holds the dependency's x(l). scratch: 32 x 32 lane numbers and 32 counts. */
+/* An output's running sum in chunks (ildl_sparse_chunk_code): s the finished chunks' sum, ch the
+ * current chunk's, g its range of inputs. */
+struct chunked_sum {
+    double s, ch;
+    int g;
+};
+
+/* Add the products v_e * xd(in_e) of the cnt entries e held one per lane to their outputs'
+ * chunked sums, for each output o in entry order: forward o = column (idx & 31), in = row
+ * (idx >> 5); backward the other way round; a product whose input lies in the next range of
+ * 1 << shift inputs closes the chunk. xd: lane l holds the dependency's x(l). scratch: 32 x 32
+ * lane numbers and 32 counts. */
 template <bool FORWARD, typename S>
-__device__ __forceinline__ double add_sparse_chunk(double s, S v, uint16_t ix, int cnt, double xd,
-                                                   uint8_t *scratch)
+__device__ __forceinline__ void add_sparse_chunk(chunked_sum &a, S v, uint16_t ix, int cnt, double xd, int shift,
+                                                 uint8_t *scratch)
 {
     const unsigned FULL = 0xffffffffu;
     int lane = threadIdx.x & 31;
@@ -532,21 +584,24 @@ __device__ __forceinline__ double add_sparse_chunk(double s, S v, uint16_t ix, i
     for (int k = 0; k < nmax; k++) {
         int from = k < n ? scratch[lane * LD + k] : 0;
         double pk = __shfl_sync(FULL, p, from);
-        if (k < n) s += pk;
+        int gk = __shfl_sync(FULL, in, from) >> shift;
+        if (k < n) {
+            if (gk != a.g) a.s += a.ch, a.ch = 0.0, a.g = gk;
+            a.ch += pk;
+        }
     }
-    return s;
 }
 
 /* The partial sums of a small sparse tile e (nz entries) after its dependency's x arrived. */
 template <bool FORWARD, typename S>
-__device__ __forceinline__ double small_sparse_sum(const sparse_regs<S> &e, int nz, double xd, S *us)
+__device__ __forceinline__ double small_sparse_sum(const sparse_regs<S> &e, int nz, double xd, int wc, S *us)
 {
     uint8_t *scratch = reinterpret_cast<uint8_t *>(us);
-    double s = 0.0;
+    chunked_sum a = {0.0, 0.0, 0};
 #pragma unroll
     for (int b = 0; b < SMALL_SPARSE_CHUNKS; b++)
-        if (nz > b * LD) s = add_sparse_chunk<FORWARD, S>(s, e.v[b], e.ix[b], nz - b * LD, xd, scratch);
-    return s;
+        if (nz > b * LD) add_sparse_chunk<FORWARD, S>(a, e.v[b], e.ix[b], nz - b * LD, xd, 5 - wc, scratch);
+    return a.s + a.ch;
 }
 
 /* The solves without staging tiles (NS: chosen per setup for wide levels, sf_nostage_default in
@@ -604,17 +659,18 @@ template <typename S> __device__ __forceinline__ S lane_val(const dev_tiles &T, 
  * entries are cnt[o] consecutive ones, in the CPU's order (forward: column o of the
  * column-by-column copy, rows ascending; backward: row o of the stored tile, columns
  * ascending), so the sum s_o = 0, s_o += v * x(in) per entry has the CPU's bits. The warp
- * steps as often as the tile's longest output has entries (forward ~12 on control70; ~100
- * instructions a tile where the lane table of add_sparse_chunk took ~500, perf-notes §52).
- * The first LANE_PRE_FORWARD (10) or LANE_PRE_BACKWARD (6) steps' entries are loaded before the
- * dependency's wait, the fastest of 2, 4, 6, 8, 10 and 12 (perf-notes §53, §57; again with
- * the tail asked of L1, §59). Forward, a lane past its count adds v * x = (+0) * x = +-0
+ * steps as often as the tile's longest output has entries (~100 instructions a tile where the
+ * lane table of add_sparse_chunk took ~500, perf-notes §52). Forward, a tile of chunk width 8 or
+ * 16 (ildl_sparse_chunk_code) is summed by chunks instead, lane L its L-th chunk, and lane o then
+ * adds output o's chunks in order: control70's forward steps per tile 11.2 -> 6.3 (perf-notes
+ * §65). The first LANE_PRE_FORWARD (8: a chunk of width 8 needs no more) or LANE_PRE_BACKWARD
+ * (6) steps' entries are loaded before the dependency's wait (perf-notes §53, §57, §59, §65). Forward, a lane past its count adds v * x = (+0) * x = +-0
  * without a predicate: for finite x that changes no bit (s starts at +0 and never becomes -0),
  * the condition under which the staged loops skip exact zeros too. Predicated, the compiler
  * adds and selects (two FSEL and moves a step) and the forward sweep is 2-7% slower (perf-notes
  * §59). Backward the predicate stays: without it that sweep gained nothing. */
 #ifndef LANE_PRE_FORWARD
-#define LANE_PRE_FORWARD 10
+#define LANE_PRE_FORWARD 8
 #endif
 #ifndef LANE_PRE_BACKWARD
 #define LANE_PRE_BACKWARD 6
@@ -635,13 +691,20 @@ __device__ __forceinline__ double sparse_sum_lanes(const dev_tiles &T, const til
                                                    const double *x, const int *done, int epoch)
 {
     const unsigned FULL = 0xffffffffu;
-    int o = threadIdx.x & 31, cnt = m->cnt[q][o], start = cnt;
+    /* k_solve_lanes' byte: lane o's entries (width 32), or its chunk's entries and output o's
+     * chunks (narrower; the same loop then sums chunk o, and the chunks are added after it) */
+    const bool split = FORWARD && m->wc[q] != 0; /* uniform; backward never (ildl_sparse_chunk_code) */
+    int o = threadIdx.x & 31, b = m->cnt[q][o];
+    int cnt = split ? (b & 31) : b, nch = split ? (b >> 5) : 0;
+    int start = cnt | (nch << 16);
 #pragma unroll
-    for (int d = 1; d < LD; d <<= 1) { /* inclusive prefix sum of the counts */
+    for (int d = 1; d < LD; d <<= 1) { /* inclusive prefix sum of the counts and the chunks */
         int y = __shfl_up_sync(FULL, start, d);
         if (o >= d) start += y;
     }
-    start -= cnt;
+    start -= cnt | (nch << 16);
+    const int first = start >> 16; /* output o's first chunk's lane */
+    start &= 0xffff;
     int kmax = __reduce_max_sync(FULL, (unsigned)cnt);
     constexpr int LANE_PRE = FORWARD ? LANE_PRE_FORWARD : LANE_PRE_BACKWARD;
     const int64_t e0 = (FORWARD ? m->loff[q] : m->off[q]) + start;
@@ -665,6 +728,15 @@ __device__ __forceinline__ double sparse_sum_lanes(const dev_tiles &T, const til
         int ik = k < cnt ? (FORWARD ? (int)T.lane_row[e0 + k] : (int)(T.idx[e0 + k] & 31)) : 0;
         double p = (double)vk * __shfl_sync(FULL, xd, ik);
         if (FORWARD || k < cnt) s += p;
+    }
+    if (split) { /* output o: its chunks' sums in order, from lanes first, first + 1, ... */
+        int more = (int)__reduce_max_sync(FULL, (unsigned)nch);
+        double tot = __shfl_sync(FULL, s, first);
+        for (int j = 1; j < more; j++) {
+            double y = __shfl_sync(FULL, s, (first + j) & 31);
+            if (j < nch) tot += y;
+        }
+        s = nch ? tot : 0.0;
     }
     return s;
 }
@@ -697,7 +769,7 @@ __device__ __forceinline__ double tile_tmatvec_staged(const dev_tiles &T, const 
         sparse_regs<S> e = load_small_sparse<P, S>(T, m, q); /* final: load it while k finishes */
         double xk = dep_values<SF>(x + m->dep0[q], mk, m->dep[q], done, epoch);
         if (SF) TRACE_WAITED(m->dep[q]);
-        return small_sparse_sum<true, S>(e, m->nnz[q], xk, us);
+        return small_sparse_sum<true, S>(e, m->nnz[q], xk, m->wc[q], us);
     }
     TRACE_T(t0);
     int sparse = stage_tile(T, m, q, mk, mi, us); /* the factor is final: load it while k finishes */
@@ -707,12 +779,14 @@ __device__ __forceinline__ double tile_tmatvec_staged(const dev_tiles &T, const 
     TRACE_T(t2);
     /* unrolled over the whole tile, rows past mk masked: the loads and shuffles do not
      * depend on s, so they are all in flight while only the additions wait on each other */
-    double s = 0.0;
+    double s = 0.0, ch = 0.0; /* ch: the current chunk of W = 32 >> wc rows (a dense tile: 32) */
+    const int wm = (LD >> m->wc[q]) - 1;
 #pragma unroll
     for (int l = 0; l < LD; l++) {
         double xl = __shfl_sync(0xffffffffu, xk, l);
         double u = us[l * SLD + c];
-        if (l < mk && c < mi && (!sparse || u != 0.0)) s += u * xl;
+        if (l < mk && c < mi && (!sparse || u != 0.0)) ch += u * xl;
+        if ((l & wm) == wm) s += ch, ch = 0.0;
     }
 #ifdef ILDL_SOLVE_TRACE
     { unsigned long long t3 = trace_after(s); TRACE_ADD(0, t1 - t0); TRACE_ADD(1, t2 - t1); TRACE_ADD(2, t3 - t2); TRACE_ADD(3, 1ULL); }
@@ -731,7 +805,7 @@ __device__ __forceinline__ double tile_matvec_staged(const dev_tiles &T, const t
         sparse_regs<S> e = load_small_sparse<P, S>(T, m, q);
         double xj = dep_values<SF>(x + m->dep0[q], mj, m->dep[q], done, epoch);
         if (SF) TRACE_WAITED(m->dep[q]);
-        return small_sparse_sum<false, S>(e, m->nnz[q], xj, us);
+        return small_sparse_sum<false, S>(e, m->nnz[q], xj, m->wc[q], us);
     }
     TRACE_T(t0);
     int sparse = stage_tile(T, m, q, mi, mj, us);
@@ -739,12 +813,14 @@ __device__ __forceinline__ double tile_matvec_staged(const dev_tiles &T, const t
     double xj = dep_values<SF>(x + m->dep0[q], mj, m->dep[q], done, epoch);
     if (SF) TRACE_WAITED(m->dep[q]);
     TRACE_T(t2);
-    double s = 0.0; /* unrolled and masked as in tile_tmatvec */
+    double s = 0.0, ch = 0.0; /* unrolled and masked, in chunks, as in tile_tmatvec */
+    const int wm = (LD >> m->wc[q]) - 1;
 #pragma unroll
     for (int c = 0; c < LD; c++) {
         double xc = __shfl_sync(0xffffffffu, xj, c);
         double u = us[r * SLD + c];
-        if (c < mj && r < mi && (!sparse || u != 0.0)) s += u * xc;
+        if (c < mj && r < mi && (!sparse || u != 0.0)) ch += u * xc;
+        if ((c & wm) == wm) s += ch, ch = 0.0;
     }
 #ifdef ILDL_SOLVE_TRACE
     { unsigned long long t3 = trace_after(s); TRACE_ADD(0, t1 - t0); TRACE_ADD(1, t2 - t1); TRACE_ADD(2, t3 - t2); TRACE_ADD(3, 1ULL); }

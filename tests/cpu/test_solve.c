@@ -285,12 +285,38 @@ static void test_solve_wide_level(void **state)
     ildl_csr_free(&A);
 }
 
+/* The chunk width rule the CPU reference and every CUDA solve kernel share: the narrowest of
+ * 8 and 16 rows whose non-empty (column, range) chunks fit 32 lanes, else 32; backward 32. */
+static void test_sparse_chunk_code(void **state)
+{
+    (void)state;
+    uint16_t idx[32 * 32];
+    int nz = 0;
+    for (int r = 0; r < 32; r++) idx[nz++] = (uint16_t)(r * 32 + 5); /* one full column */
+    assert_int_equal(ildl_sparse_chunk_code(nz, idx, 1), 2);        /* 4 chunks of 8 */
+    assert_int_equal(ildl_sparse_chunk_code(nz, idx, 0), 0);
+    assert_int_equal(ildl_sparse_chunk_code(0, idx, 1), 2);
+    nz = 0; /* 9 columns with entries in every range of 8 rows: 36 chunks of 8, 18 of 16 */
+    for (int r = 0; r < 32; r += 8)
+        for (int c = 0; c < 9; c++) idx[nz++] = (uint16_t)(r * 32 + c);
+    assert_int_equal(ildl_sparse_chunk_code(nz, idx, 1), 1);
+    nz = 0; /* 17 columns in rows 0 and 16: 34 chunks of 8 and of 16 */
+    for (int r = 0; r < 32; r += 16)
+        for (int c = 0; c < 17; c++) idx[nz++] = (uint16_t)(r * 32 + c);
+    assert_int_equal(ildl_sparse_chunk_code(nz, idx, 1), 0);
+    nz = 0; /* 32 chunks exactly: 8 columns in every range */
+    for (int r = 0; r < 32; r += 8)
+        for (int c = 0; c < 8; c++) idx[nz++] = (uint16_t)(r * 32 + 2 * c);
+    assert_int_equal(ildl_sparse_chunk_code(nz, idx, 1), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_solve_exact),
         cmocka_unit_test(test_solve_incomplete),
         cmocka_unit_test(test_solve_wide_level),
+        cmocka_unit_test(test_sparse_chunk_code),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
