@@ -365,6 +365,7 @@ void ildl_tiles_free(ildl_tiles *T)
     free(T->fwd_seq);
     free(T->bwd_seq);
     free(T->tile_order);
+    free(T->chunk_f);
     free(T->off);
     free(T->nnz);
     free(T->val);

@@ -480,6 +480,21 @@ void RN(ildl_cpu_invert_diagonal)(ildl_tiles *T)
     T->diag_inverted = 1;
 }
 
+/* T->chunk_f for the factor just computed (the pattern of its sparse tiles is now fixed). */
+static int set_chunk_codes(ildl_tiles *T)
+{
+    if (!T->chunk_f && T->ntiles > 0) {
+        T->chunk_f = (uint8_t *)malloc((size_t)T->ntiles);
+        if (!T->chunk_f) return ILDL_ERR_OUT_OF_MEMORY;
+    }
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < T->ntiles; t++)
+        T->chunk_f[t] = (uint8_t)(T->format[t] == ILDL_TILE_SPARSE
+                                      ? ildl_sparse_chunk_code(T->nnz[t], T->idx + T->off[t], 1)
+                                      : 0);
+    return ILDL_SUCCESS;
+}
+
 int RN(ildl_cpu_factor)(ildl_tiles *T, const ildl_factor_params *p, ildl_factor_stats *st)
 {
     int status = ILDL_SUCCESS, nthreads = 1;
@@ -545,6 +560,7 @@ int RN(ildl_cpu_factor)(ildl_tiles *T, const ildl_factor_params *p, ildl_factor_
         }
         leftover += credit;
     }
+    if (status == ILDL_SUCCESS) status = set_chunk_codes(T);
     if (status == ILDL_SUCCESS) ildl_factor_final_stats(T, st);
     workspace_free(&ws);
     return status;

@@ -44,26 +44,38 @@ static void dense_utx_sub(int mk, int mi, const ildl_real *u, const double *xk, 
 }
 
 /* xi -= u^T xk for a sparse tile of nz entries (idx ascending: rows ascending), mi columns;
- * column c's sum in chunks of W rows (ildl_sparse_chunk_code): c_c sums the chunk, s_c adds the
- * chunks in order. Every column is flushed where the rows cross into the next range: an empty
- * chunk adds +0, which changes no bit (s_c starts at +0 and never becomes -0). */
-static void sparse_utx_sub(int64_t nz, const uint16_t *idx, const ildl_real *v, int mi,
+ * column c's sum in chunks of W rows (code: ildl_sparse_chunk_code): c_c sums a chunk from +0,
+ * s_c adds the non-empty chunks in order. Width 32 (code 0) is the plain sum. */
+static void sparse_utx_sub(int64_t nz, const uint16_t *idx, const ildl_real *v, int code, int mi,
                            const double *xk, double *xi)
 {
-    const int shift = 5 - ildl_sparse_chunk_code(nz, idx, 1); /* log2 W */
-    double s[LD], c[LD];
+    double s[LD];
     memset(s, 0, sizeof(s));
-    memset(c, 0, sizeof(c));
-    int g = 0;
-    for (int64_t q = 0; q < nz; q++) {
-        int l = idx[q] >> 5;
-        if ((l >> shift) != g) {
-            for (int k = 0; k < LD; k++) s[k] += c[k], c[k] = 0.0;
-            g = l >> shift;
-        }
-        c[idx[q] & 31] += v[q] * xk[l];
+    if (code == 0) {
+        for (int64_t q = 0; q < nz; q++) s[idx[q] & 31] += v[q] * xk[idx[q] >> 5];
+        for (int k = 0; k < mi; k++) xi[k] -= s[k];
+        return;
     }
-    for (int k = 0; k < mi; k++) xi[k] -= s[k] + c[k];
+    /* the rows ascend, so each range of W rows is one run of entries: sum it into c, then add
+     * the columns it touched into s (no branch per entry on whether a chunk ends) */
+    const int W = LD >> code;
+    double c[LD];
+    memset(c, 0, sizeof(c));
+    int64_t q = 0;
+    for (int r0 = 0; r0 < LD && q < nz; r0 += W) {
+        uint32_t touched = 0;
+        for (; q < nz && (idx[q] >> 5) < r0 + W; q++) {
+            int k = idx[q] & 31;
+            c[k] += v[q] * xk[idx[q] >> 5];
+            touched |= 1u << k;
+        }
+        for (; touched; touched &= touched - 1) { /* the chunks just summed; c back to +0 */
+            int k = __builtin_ctz(touched);
+            s[k] += c[k];
+            c[k] = 0.0;
+        }
+    }
+    for (int k = 0; k < mi; k++) xi[k] -= s[k];
 }
 
 /* xi -= u xj for a dense mi x mj tile (row-major, ld mj). */
@@ -81,9 +93,15 @@ static void dense_ux_sub(int mi, int mj, const ildl_real *u, const double *xj, d
 static void sparse_ux_sub(int64_t nz, const uint16_t *idx, const ildl_real *v, int mi,
                           const double *xj, double *xi)
 {
-    const int shift = 5 - ildl_sparse_chunk_code(nz, idx, 0);
     double s[LD], c = 0.0;
     memset(s, 0, sizeof(s));
+    const int code = ildl_sparse_chunk_code(nz, idx, 0); /* 0 (width 32) in this release */
+    if (code == 0) {
+        for (int64_t q = 0; q < nz; q++) s[idx[q] >> 5] += v[q] * xj[idx[q] & 31];
+        for (int k = 0; k < mi; k++) xi[k] -= s[k];
+        return;
+    }
+    const int shift = 5 - code;
     int r = -1, g = 0;
     for (int64_t q = 0; q < nz; q++) {
         int rq = idx[q] >> 5, cq = idx[q] & 31;
@@ -132,7 +150,9 @@ static void forward_row(const ildl_tiles *T, int32_t i, double *x)
         if (k >= i) break; /* the tiles with k < i come first in fwd_seq too */
         const double *xk = x + T->bstart[k];
         if (T->format[t] == ILDL_TILE_SPARSE)
-            sparse_utx_sub(T->nnz[t], T->idx + T->off[t], TVAL(T) + T->off[t], mi, xk, xi);
+            sparse_utx_sub(T->nnz[t], T->idx + T->off[t], TVAL(T) + T->off[t],
+                           T->chunk_f ? T->chunk_f[t] : ildl_sparse_chunk_code(T->nnz[t], T->idx + T->off[t], 1),
+                           mi, xk, xi);
         else
             dense_utx_sub(ildl_tiles_block_size(T, k), mi, TVAL(T) + T->off[t], xk, xi);
     }
