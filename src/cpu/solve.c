@@ -88,33 +88,15 @@ static void dense_ux_sub(int mi, int mj, const ildl_real *u, const double *xj, d
     }
 }
 
-/* xi -= u xj for a sparse tile of nz entries (idx ascending: a row's entries together, columns
- * ascending), mi rows; row r's sum in chunks of W columns, as sparse_utx_sub. */
+/* xi -= u xj for a sparse tile of nz entries (idx ascending), mi rows: the plain sum per row
+ * (the backward chunk width is always 32, ildl_sparse_chunk_code). */
 static void sparse_ux_sub(int64_t nz, const uint16_t *idx, const ildl_real *v, int mi,
                           const double *xj, double *xi)
 {
-    double s[LD], c = 0.0;
+    double s[LD];
     memset(s, 0, sizeof(s));
-    const int code = ildl_sparse_chunk_code(nz, idx, 0); /* 0 (width 32) in this release */
-    if (code == 0) {
-        for (int64_t q = 0; q < nz; q++) s[idx[q] >> 5] += v[q] * xj[idx[q] & 31];
-        for (int k = 0; k < mi; k++) xi[k] -= s[k];
-        return;
-    }
-    const int shift = 5 - code;
-    int r = -1, g = 0;
-    for (int64_t q = 0; q < nz; q++) {
-        int rq = idx[q] >> 5, cq = idx[q] & 31;
-        if (rq != r || (cq >> shift) != g) {
-            if (r >= 0) s[r] += c;
-            c = 0.0;
-            r = rq;
-            g = cq >> shift;
-        }
-        c += v[q] * xj[cq];
-    }
-    if (r >= 0) s[r] += c;
-    for (int k = 0; k < mi; k++) xi[k] -= s[k];
+    for (int64_t q = 0; q < nz; q++) s[idx[q] >> 5] += v[q] * xj[idx[q] & 31];
+    for (int r = 0; r < mi; r++) xi[r] -= s[r];
 }
 
 /* x <- U_ii^-T x = V^T x with the stored inverse v = V_ii (m x m, ld m, strict upper part of a
