@@ -344,18 +344,20 @@ template <bool FORWARD, typename S> __global__ void __launch_bounds__(LANE_WARPS
     }
     const int64_t off = T.off[t];
     const int nz = (int)T.nnz[t];
-    int wc = 0;
-    if (lane == 0) wc = ildl_sparse_chunk_code(nz, T.idx + off, FORWARD);
-    wc = __shfl_sync(FULL, wc, 0);
+    /* the chunk code k_solve_meta packed (solve_meta_launch runs first, on the same stream);
+     * backward always 0: ildl_sparse_chunk_code */
+    const int wc = FORWARD ? (int)((T.fwd_meta[q].a >> (SOLVE_META_OFF_BITS + 18)) & 3) : 0;
     s_at[w][lane] = 0;
+    if constexpr (FORWARD) {
 #pragma unroll
-    for (int g = 0; g < 4; g++) s_rc[w][g][lane] = 0;
+        for (int g = 0; g < 4; g++) s_rc[w][g][lane] = 0;
+    }
     __syncwarp();
     for (int e = lane; e < nz; e += LD) {
         int ix = T.idx[off + e];
-        int o = FORWARD ? (ix & 31) : (ix >> 5), in = FORWARD ? (ix >> 5) : (ix & 31);
+        int o = FORWARD ? (ix & 31) : (ix >> 5);
         atomicAdd(&s_at[w][o], 1);
-        atomicAdd(&s_rc[w][in >> 3][o], 1);
+        if constexpr (FORWARD) atomicAdd(&s_rc[w][(ix >> 5) >> 3][o], 1);
     }
     __syncwarp();
     int c = s_at[w][lane], start = c;
@@ -584,7 +586,7 @@ __device__ __forceinline__ void add_sparse_chunk(chunked_sum &a, S v, uint16_t i
     for (int k = 0; k < nmax; k++) {
         int from = k < n ? scratch[lane * LD + k] : 0;
         double pk = __shfl_sync(FULL, p, from);
-        int gk = __shfl_sync(FULL, in, from) >> shift;
+        int gk = FORWARD ? __shfl_sync(FULL, in, from) >> shift : 0; /* backward: one chunk */
         if (k < n) {
             if (gk != a.g) a.s += a.ch, a.ch = 0.0, a.g = gk;
             a.ch += pk;
@@ -805,7 +807,7 @@ __device__ __forceinline__ double tile_matvec_staged(const dev_tiles &T, const t
         sparse_regs<S> e = load_small_sparse<P, S>(T, m, q);
         double xj = dep_values<SF>(x + m->dep0[q], mj, m->dep[q], done, epoch);
         if (SF) TRACE_WAITED(m->dep[q]);
-        return small_sparse_sum<false, S>(e, m->nnz[q], xj, m->wc[q], us);
+        return small_sparse_sum<false, S>(e, m->nnz[q], xj, 0, us); /* backward: width 32 */
     }
     TRACE_T(t0);
     int sparse = stage_tile(T, m, q, mi, mj, us);
@@ -813,14 +815,12 @@ __device__ __forceinline__ double tile_matvec_staged(const dev_tiles &T, const t
     double xj = dep_values<SF>(x + m->dep0[q], mj, m->dep[q], done, epoch);
     if (SF) TRACE_WAITED(m->dep[q]);
     TRACE_T(t2);
-    double s = 0.0, ch = 0.0; /* unrolled and masked, in chunks, as in tile_tmatvec */
-    const int wm = (LD >> m->wc[q]) - 1;
+    double s = 0.0; /* unrolled and masked; backward a tile is one chunk (ildl_sparse_chunk_code) */
 #pragma unroll
     for (int c = 0; c < LD; c++) {
         double xc = __shfl_sync(0xffffffffu, xj, c);
         double u = us[r * SLD + c];
-        if (c < mj && r < mi && (!sparse || u != 0.0)) ch += u * xc;
-        if ((c & wm) == wm) s += ch, ch = 0.0;
+        if (c < mj && r < mi && (!sparse || u != 0.0)) s += u * xc;
     }
 #ifdef ILDL_SOLVE_TRACE
     { unsigned long long t3 = trace_after(s); TRACE_ADD(0, t1 - t0); TRACE_ADD(1, t2 - t1); TRACE_ADD(2, t3 - t2); TRACE_ADD(3, 1ULL); }
