@@ -79,9 +79,13 @@ struct ildl_cuda_ctx {
                               SQMR's halt flag while its iteration is captured */
     /* SQMR (sqmr.cu): device vectors, scalars, partial sums and the captured iteration */
     double *d_b, *d_x, *d_t, *d_qv, *d_d, *d_u, *d_xbest, *d_part; /* d_part: 2 x ILDL_DOT_BLOCKS */
-    int *d_count;          /* blocks arrived at the end of a fused SQMR kernel (last_block) */
+    int *d_count;          /* [2] blocks arrived at the end of a fused SQMR kernel (last_block): [0] the
+                              iteration's path, [1] k_step_x beside it */
     struct sqmr_scalars *d_S;
     cudaStream_t stream;
+    cudaStream_t side;     /* SQMR's k_step_x beside the preconditioner, forked and joined by: */
+    cudaEvent_t sq_fork, sq_join;
+    int sqmr_serial;       /* ILDL_SQMR_SERIAL=1: k_step_x in line (experiments) */
     cudaGraphExec_t g_full, g_dir;
 };
 

@@ -695,7 +695,8 @@ __device__ __forceinline__ double sparse_sum_lanes(const dev_tiles &T, const til
     const unsigned FULL = 0xffffffffu;
     /* k_solve_lanes' byte: lane o's entries (width 32), or its chunk's entries and output o's
      * chunks (narrower; the same loop then sums chunk o, and the chunks are added after it) */
-    const bool split = FORWARD && m->wc[q] != 0; /* uniform; backward never (ildl_sparse_chunk_code) */
+    const int wcq = FORWARD ? m->wc[q] : 0; /* uniform; backward always 0 (ildl_sparse_chunk_code) */
+    const bool split = wcq != 0;
     int o = threadIdx.x & 31, b = m->cnt[q][o];
     int cnt = split ? (b & 31) : b, nch = split ? (b >> 5) : 0;
     int start = cnt | (nch << 16);
@@ -731,12 +732,16 @@ __device__ __forceinline__ double sparse_sum_lanes(const dev_tiles &T, const til
         double p = (double)vk * __shfl_sync(FULL, xd, ik);
         if (FORWARD || k < cnt) s += p;
     }
-    if (split) { /* output o: its chunks' sums in order, from lanes first, first + 1, ... */
-        int more = (int)__reduce_max_sync(FULL, (unsigned)nch);
+    if (split) { /* output o: its chunks' sums in order, from lanes first, first + 1, ...: at
+                    * most 2 chunks of width 16 (wc 1) or 4 of width 8 (wc 2), unrolled */
         double tot = __shfl_sync(FULL, s, first);
-        for (int j = 1; j < more; j++) {
-            double y = __shfl_sync(FULL, s, (first + j) & 31);
-            if (j < nch) tot += y;
+        double y1 = __shfl_sync(FULL, s, (first + 1) & 31);
+        if (nch > 1) tot += y1;
+        if (wcq == 2) {
+            double y2 = __shfl_sync(FULL, s, (first + 2) & 31);
+            double y3 = __shfl_sync(FULL, s, (first + 3) & 31);
+            if (nch > 2) tot += y2;
+            if (nch > 3) tot += y3;
         }
         s = nch ? tot : 0.0;
     }

@@ -23,9 +23,11 @@ enum { HALT_NONE = 0, HALT_CHECK = 1, HALT_BREAKDOWN = 2, HALT_MAXIT = 3 };
 #define SQMR_BATCH 8       /* iterations launched between two reads of the status */
 #define SQMR_MAX_STALL 3   /* as in sqmr.c */
 
+/* halt: what stops the iteration's path; hx: what k_step_x (beside the sweeps) found, moved
+ * to halt by k_direction or the host; xgo: k_step_r took a step, so k_step_x updates d and x. */
 struct sqmr_scalars {
     double tau, theta, rho, alpha, beta, dcoef, qcoef, bnorm, tol, est;
-    int iter, k, last_check, check_every, max_iter, halt, xbad, pad;
+    int iter, k, last_check, check_every, max_iter, halt, xbad, hx, xgo, pad;
 };
 
 /* ------------------------------------------------------------ kernels */
@@ -78,10 +80,26 @@ __device__ __forceinline__ int last_block(int *count)
     return last;
 }
 
+/* The partial sums added in order (reduce.h) by thread 0 of a block that arrived last: read
+ * past L1 (other blocks wrote them in this kernel). */
 __device__ double d_sum_parts(const double *part)
 {
     double s = 0.0;
-    for (int g = 0; g < ILDL_DOT_BLOCKS; g++) s += part[g];
+    for (int g = 0; g < ILDL_DOT_BLOCKS; g++) s += __ldcg(part + g);
+    return s;
+}
+
+/* The same sum of a previous kernel's partial sums, valid in thread 0: the block loads them into
+ * shared memory at once, then thread 0 adds them in order (not 128 loads one after another).
+ * Every thread of the block calls it. */
+__device__ double block_sum_parts(const double *part)
+{
+    __shared__ double sp[ILDL_DOT_BLOCKS];
+    for (int g = threadIdx.x; g < ILDL_DOT_BLOCKS; g += blockDim.x) sp[g] = part[g];
+    __syncthreads();
+    double s = 0.0;
+    if (threadIdx.x == 0)
+        for (int g = 0; g < ILDL_DOT_BLOCKS; g++) s += sp[g];
     return s;
 }
 
@@ -132,26 +150,31 @@ __device__ __forceinline__ void load_batch2(const double *__restrict__ u, const 
 __device__ __forceinline__ int halt_of(const sqmr_scalars *S) { return *(const volatile int *)&S->halt; }
 __device__ __forceinline__ void halt_set(sqmr_scalars *S, int h) { *(volatile int *)&S->halt = h; }
 
-/* sigma = q^T t (part_in), alpha = rho / sigma, r -= alpha t, and r^T r's block sums into
- * part_out: k_sigma, k_axpy_r and an inner product in one pass. */
+__device__ __forceinline__ void hx_set(sqmr_scalars *S, int h) { *(volatile int *)&S->hx = h; }
+
+/* sigma = q^T t (part_in), alpha = rho / sigma, r -= alpha t, r^T r's block sums into part_out;
+ * the block that finishes last takes theta, the Givens coefficients, tau and the convergence
+ * trigger (k_sigma, k_axpy_r, an inner product, k_theta and k_check), so that the iteration's
+ * path knows of a check before the preconditioner (which then skips) and only d and x are left
+ * to k_step_x beside the sweeps. */
 __global__ void __launch_bounds__(ILDL_DOT_THREADS)
 k_step_r(sqmr_scalars *S, int32_t n, double *__restrict__ r, const double *__restrict__ t,
-         const double *part_in, double *part_out)
+         const double *part_in, double *part_out, int *count)
 {
     __shared__ double sh_alpha;
     __shared__ int sh_go;
+    double sigma = block_sum_parts(part_in);
     if (threadIdx.x == 0) {
         int go = !halt_of(S);
         double alpha = 0.0;
         if (go) {
-            double sigma = d_sum_parts(part_in);
             go = !(sigma == 0.0 || !isfinite(sigma));
             if (go) {
                 alpha = S->rho / sigma;
                 go = isfinite(alpha);
             }
             if (!go) halt_set(S, HALT_BREAKDOWN);
-            else if (blockIdx.x == 0) S->alpha = alpha; /* read by the next kernel only */
+            else if (blockIdx.x == 0) S->alpha = alpha;
         }
         sh_alpha = alpha;
         sh_go = go;
@@ -171,35 +194,38 @@ k_step_r(sqmr_scalars *S, int32_t n, double *__restrict__ r, const double *__res
             }
     }
     block_part(s, part_out);
+    if (!last_block(count) || threadIdx.x != 0) return;
+    double theta_old = S->theta;
+    double theta = sqrt(d_sum_parts(part_out)) / S->tau;
+    if (!isfinite(theta)) { halt_set(S, HALT_BREAKDOWN); return; }
+    double c = theta > 1e150 ? 1.0 / theta : 1.0 / sqrt(1.0 + theta * theta);
+    double c2 = c * c;
+    S->dcoef = c2 * theta_old * theta_old;
+    S->qcoef = c2 * alpha;
+    S->xgo = 1;
+    S->theta = theta;
+    S->tau = S->tau * theta * c;
+    S->k++;
+    S->iter++;
+    if (!isfinite(S->tau)) { halt_set(S, HALT_BREAKDOWN); return; }
+    double est = S->tau / S->bnorm;
+    S->est = est;
+    if (est <= S->tol && (S->last_check < 0 || S->iter - S->last_check >= S->check_every)) {
+        S->last_check = S->iter;
+        halt_set(S, HALT_CHECK);
+    }
 }
 
-/* theta from r^T r (part_in), the Givens coefficients, d = dcoef d + qcoef q, x += d; the last
- * block stores the scalars and runs the convergence trigger: k_theta, k_update_dx and k_check. */
+/* d = dcoef d + qcoef q, x += d (k_update_dx), when k_step_r took a step. Beside the sweeps on
+ * a second stream: nothing on the iteration's path reads d or x, and k_direction, which
+ * overwrites q, waits for it. A non-finite x goes to S->hx (the preconditioner's kernels read
+ * S->halt meanwhile). */
 __global__ void __launch_bounds__(ILDL_DOT_THREADS)
 k_step_x(sqmr_scalars *S, int32_t n, double *__restrict__ d, const double *__restrict__ q,
-         double *__restrict__ x, const double *part_in, int *count)
+         double *__restrict__ x, int *count)
 {
-    __shared__ double sh[4]; /* theta, c, dcoef, qcoef */
-    __shared__ int sh_go;
-    if (threadIdx.x == 0) {
-        int go = !halt_of(S);
-        if (go) {
-            double theta_old = S->theta;
-            double theta = sqrt(d_sum_parts(part_in)) / S->tau;
-            go = isfinite(theta);
-            if (!go) halt_set(S, HALT_BREAKDOWN);
-            double c = theta > 1e150 ? 1.0 / theta : 1.0 / sqrt(1.0 + theta * theta);
-            double c2 = c * c;
-            sh[0] = theta;
-            sh[1] = c;
-            sh[2] = c2 * theta_old * theta_old;
-            sh[3] = c2 * S->alpha;
-        }
-        sh_go = go;
-    }
-    __syncthreads();
-    if (!sh_go) return;
-    const double dcoef = sh[2], qcoef = sh[3];
+    if (!*(const volatile int *)&S->xgo) return; /* cleared only by this kernel's last block */
+    const double dcoef = S->dcoef, qcoef = S->qcoef;
     int bad = 0;
     FOR_BATCH(i) {
         double dv[VEC_BATCH], qv[VEC_BATCH], xv[VEC_BATCH];
@@ -222,19 +248,8 @@ k_step_x(sqmr_scalars *S, int32_t n, double *__restrict__ d, const double *__res
     }
     if (bad) S->xbad = 1;
     if (!last_block(count) || threadIdx.x != 0) return;
-    S->dcoef = dcoef;
-    S->qcoef = qcoef;
-    S->theta = sh[0];
-    S->tau = S->tau * sh[0] * sh[1];
-    S->k++;
-    S->iter++;
-    if (!isfinite(S->tau) || *(volatile int *)&S->xbad) { S->halt = HALT_BREAKDOWN; return; }
-    double est = S->tau / S->bnorm;
-    S->est = est;
-    if (est <= S->tol && (S->last_check < 0 || S->iter - S->last_check >= S->check_every)) {
-        S->last_check = S->iter;
-        S->halt = HALT_CHECK;
-    }
+    S->xgo = 0;
+    if (*(volatile int *)&S->xbad) hx_set(S, HALT_BREAKDOWN);
 }
 
 /* u = M^{-1} r in the user's order from the sweeps' w (k_scatter's values, taken through the
@@ -278,10 +293,15 @@ k_direction(sqmr_scalars *S, int32_t n, double *__restrict__ q, const double *__
 {
     __shared__ double sh_rho, sh_beta;
     __shared__ int sh_go;
+    double rho = block_sum_parts(part);
     if (threadIdx.x == 0) {
-        int go = !halt_of(S);
+        int go = !halt_of(S), hx = *(const volatile int *)&S->hx;
+        if (go && hx) { /* k_step_x's breakdown (joined before this kernel): every block stores it */
+            halt_set(S, hx);
+            go = 0;
+        }
         if (go) {
-            double rho = d_sum_parts(part), beta = 0.0;
+            double beta = 0.0;
             go = !(rho == 0.0 || !isfinite(rho));
             if (go) {
                 beta = rho / S->rho;
@@ -322,11 +342,15 @@ void ildl_cuda_sqmr_free(ildl_cuda_ctx *c)
     if (c->g_full) cudaGraphExecDestroy(c->g_full);
     if (c->g_dir) cudaGraphExecDestroy(c->g_dir);
     if (c->stream) cudaStreamDestroy(c->stream);
+    if (c->side) cudaStreamDestroy(c->side);
+    if (c->sq_fork) cudaEventDestroy(c->sq_fork);
+    if (c->sq_join) cudaEventDestroy(c->sq_join);
     c->d_b = c->d_x = c->d_t = c->d_qv = c->d_d = c->d_u = c->d_xbest = c->d_part = NULL;
     c->d_S = NULL;
     c->d_count = NULL;
     c->g_full = c->g_dir = NULL;
-    c->stream = NULL;
+    c->stream = c->side = NULL;
+    c->sq_fork = c->sq_join = NULL;
     ildl_cuda_capture_unlock();
 }
 
@@ -363,15 +387,16 @@ cleanup:
     return status;
 }
 
-/* The second half of an iteration: u = M^{-1} r with rho = r^T u, q = u + beta q, then the
- * iteration limit. */
-static int launch_direction(ildl_cuda_ctx *c)
+/* u = M^{-1} r with rho = r^T u, q = u + beta q, then the iteration limit; with join,
+ * k_direction (which overwrites q) first waits for k_step_x (which reads it). */
+static int launch_tail(ildl_cuda_ctx *c, int join)
 {
     int status = ildl_cuda_apply_to_w(c, c->d_r, c->stream);
     if (status) return status;
     k_scatter_dot<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->n, c->d_qinv, c->d_qs, c->d_w, c->d_r,
                                                                        c->d_u, c->d_part, c->d_skip);
     CU_LAUNCH();
+    if (join) CU(cudaStreamWaitEvent(c->stream, c->sq_join, 0));
     k_direction<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->d_S, c->n, c->d_qv, c->d_u, c->d_part,
                                                                      c->d_count);
     CU_LAUNCH();
@@ -379,22 +404,35 @@ cleanup:
     return status;
 }
 
-/* One whole iteration: the step (x, r, tau), the convergence trigger, the direction. The two
- * halves of d_part alternate, so that a kernel never overwrites the sums it reads. */
+/* The second half of an iteration, for the host to take after a true-residual check that did
+ * not stop it (the iteration's d and x are done). */
+static int launch_direction(ildl_cuda_ctx *c) { return launch_tail(c, 0); }
+
+/* One whole iteration: t = A q and sigma, the step of r with theta, tau and the convergence
+ * trigger, then the preconditioner and the direction, with k_step_x (d, x) beside them on
+ * c->side (in line with c->sqmr_serial): 9 kernels on the path instead of 10 (perf-notes §66).
+ * The two halves of d_part alternate, so that a kernel never overwrites the sums it reads, and
+ * the counters of last_block are [0] the path's, [1] k_step_x's. */
 static int launch_iteration(ildl_cuda_ctx *c)
 {
     int status = ILDL_SUCCESS;
     double *part2 = c->d_part + ILDL_DOT_BLOCKS;
+    cudaStream_t side = c->sqmr_serial ? c->stream : c->side;
     k_spmv<<<GRID(c->n)>>>(c->n, c->d_arow, c->d_acol, c->d_aval, c->d_qv, c->d_t);
     CU_LAUNCH();
     k_dot_part<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->n, c->d_qv, c->d_t, c->d_part);
     CU_LAUNCH();
-    k_step_r<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->d_S, c->n, c->d_r, c->d_t, c->d_part, part2);
-    CU_LAUNCH();
-    k_step_x<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->d_S, c->n, c->d_d, c->d_qv, c->d_x, part2,
+    k_step_r<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->d_S, c->n, c->d_r, c->d_t, c->d_part, part2,
                                                                   c->d_count);
     CU_LAUNCH();
-    status = launch_direction(c);
+    if (!c->sqmr_serial) {
+        CU(cudaEventRecord(c->sq_fork, c->stream));
+        CU(cudaStreamWaitEvent(side, c->sq_fork, 0));
+    }
+    k_step_x<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, side>>>(c->d_S, c->n, c->d_d, c->d_qv, c->d_x, c->d_count + 1);
+    CU_LAUNCH();
+    if (!c->sqmr_serial) CU(cudaEventRecord(c->sq_join, side));
+    status = launch_tail(c, !c->sqmr_serial);
 cleanup:
     return status;
 }
@@ -430,13 +468,20 @@ int ildl_cuda_sqmr_prepare(ildl_cuda_ctx *c)
         *B += sizeof(double) * n;
     }
     CU(cudaMalloc((void **)&c->d_part, sizeof(double) * 2 * ILDL_DOT_BLOCKS)); /* two halves: launch_iteration */
-    CU(cudaMalloc((void **)&c->d_count, sizeof(int)));
-    CU(cudaMemset(c->d_count, 0, sizeof(int))); /* last_block leaves it at 0 after every kernel */
+    CU(cudaMalloc((void **)&c->d_count, 2 * sizeof(int)));
+    CU(cudaMemset(c->d_count, 0, 2 * sizeof(int))); /* last_block leaves them at 0 after every kernel */
     CU(cudaMalloc((void **)&c->d_S, sizeof(sqmr_scalars)));
     /* non-blocking: while this thread captures the graphs below, another thread's handle may
      * use the legacy default stream (synchronous copies), which must not depend on a capturing
      * stream; ildl_cuda_factor waits for this stream's work (cudaDeviceSynchronize) */
     CU(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    CU(cudaStreamCreateWithFlags(&c->side, cudaStreamNonBlocking));
+    CU(cudaEventCreateWithFlags(&c->sq_fork, cudaEventDisableTiming));
+    CU(cudaEventCreateWithFlags(&c->sq_join, cudaEventDisableTiming));
+    {
+        const char *env = getenv("ILDL_SQMR_SERIAL"); /* experiments: 1 runs k_step_x in line */
+        c->sqmr_serial = env && atoi(env) == 1;
+    }
     /* the captured applications skip their work once the iteration has halted: the launches of
      * a batch after a halt (a true-residual check is due, a breakdown) are then empty */
     c->d_skip = (const int *)((const char *)c->d_S + offsetof(sqmr_scalars, halt));
@@ -554,10 +599,13 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
     t_iter = status == ILDL_SUCCESS ? ildl_wtime() : 0.0;
     while (status == ILDL_SUCCESS) {
         if (h.iter >= prm->max_iter) { status = ILDL_ERR_NOT_CONVERGED; break; }
+        h.hx = h.xgo = 0;
         CU(cudaMemcpyAsync(c->d_S, &h, sizeof h, cudaMemcpyHostToDevice, c->stream));
         for (int k = 0; k < SQMR_BATCH; k++) CU(cudaGraphLaunch(c->g_full, c->stream));
         CU(cudaMemcpyAsync(&h, c->d_S, sizeof h, cudaMemcpyDeviceToHost, c->stream));
         CU(cudaStreamSynchronize(c->stream));
+        /* a non-finite x beside a check (which stopped k_direction first) is still a breakdown */
+        if (h.hx == HALT_BREAKDOWN) h.halt = HALT_BREAKDOWN;
         xres = -1.0; /* x has moved */
         if (prm->progress) prm->progress(prm->progress_ctx, h.iter, h.tau / bnorm);
         if (h.halt == HALT_NONE) continue;
@@ -584,6 +632,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
         }
         /* continue the recurrence: the direction step of this iteration */
         h.halt = HALT_NONE;
+        h.hx = h.xgo = 0;
         CU(cudaMemcpyAsync(c->d_S, &h, sizeof h, cudaMemcpyHostToDevice, c->stream));
         CU(cudaGraphLaunch(c->g_dir, c->stream));
         CU(cudaMemcpyAsync(&h, c->d_S, sizeof h, cudaMemcpyDeviceToHost, c->stream));
