@@ -57,6 +57,9 @@ agreement nostage-split "no staging tiles, V_ii from global, GMC_FILL, every row
 # factorization instead of during it): the agreement test, its refactorization test included
 agreement pageable "pageable copies of A's values" ILDL_PIN_HOST=0
 grep -E "^refactor round" "$OUTDIR/gpu-tests-pageable.log"
+# the sweeps' tickets in level order (ILDL_SF_ORDER=0; the default is the chain order of
+# src/analyse/tickets.c): any topological order must give the same bits
+agreement level-order "tickets in level order" ILDL_SF_ORDER=0
 timeout 120 $B/tests/api_test_api > "$OUTDIR/api.log" 2>&1; echo "api tests exit $?"
 timeout 120 $B/tests/cuda_test_cuda_oom > "$OUTDIR/oom.log" 2>&1; echo "device memory exhaustion test exit $?"
 timeout 120 $B/tests/cuda_test_cuda_threads > "$OUTDIR/threads.log" 2>&1; echo "concurrent handles test exit $?"

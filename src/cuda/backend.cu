@@ -10,6 +10,7 @@
 #include "cuda/context.cuh"
 extern "C" {
 #include "cuda/cuda_backend.h"
+#include "analyse/tickets.h"
 #include "core/util.h"
 }
 
@@ -467,20 +468,24 @@ static cudaError_t sf_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const in
     const char *env = getenv("ILDL_SF_SPLIT");
     int split = env && atoi(env) > 0 ? atoi(env) : ILDL_SF_SPLIT;
     int chunk = split < ILDL_SF_CHUNK ? split : ILDL_SF_CHUNK;
+    env = getenv("ILDL_SF_ORDER"); /* ildl_sweep_ticket_order: 0 level order, else chains */
+    int chain = env ? atoi(env) != 0 : 1;
     int32_t nb = T->nb;
     int64_t cap = 2 * ((int64_t)nb + T->ntiles / chunk + 2), tot[2] = {0, 0}; /* both directions */
     int2 *items = (int2 *)malloc(sizeof(int2) * (size_t)cap);
     int64_t *scr = (int64_t *)malloc(sizeof(int64_t) * 2 * ((size_t)nb + 1));
+    int32_t *seq = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nb + 1));
     int32_t nitems[2] = {0, 0}, nsplit[2] = {0, 0};
     int64_t longest[2] = {0, 0};
     cudaError_t e = cudaSuccess;
-    if (!items || !scr) { e = cudaErrorMemoryAllocation; goto done; }
+    if (!items || !scr || !seq) { e = cudaErrorMemoryAllocation; goto done; }
     for (int dir = 0; dir < 2 && e == cudaSuccess; dir++) {
         int2 *it = items + (dir ? nitems[0] : 0);
         int64_t *so = scr + (size_t)dir * (nb + 1);
         int32_t k = 0;
+        if (ildl_sweep_ticket_order(T, dir, chain, seq) != ILDL_SUCCESS) { e = cudaErrorMemoryAllocation; break; }
         for (int32_t t = 0; t < nb; t++) {
-            int32_t pos = dir ? nb - 1 - t : t, i = T->level_rows[pos];
+            int32_t pos = seq[t], i = T->level_rows[pos];
             int64_t ntile = dir ? T->row_ptr[i + 1] - T->row_ptr[i] - 1 : col_diag[i] - T->col_ptr[i];
             if (ntile > longest[dir]) longest[dir] = ntile;
             if (ntile <= split) {
@@ -495,10 +500,11 @@ static cudaError_t sf_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const in
         }
         nitems[dir] = k;
     }
+    if (e != cudaSuccess) goto done;
     if (ildl_profiling())
         fprintf(stderr, "ildl profile: cuda: solve rows split (> %d tiles): forward %d (longest %lld tiles), "
-                "backward %d (longest %lld)\n", split, (int)nsplit[0], (long long)longest[0], (int)nsplit[1],
-                (long long)longest[1]);
+                "backward %d (longest %lld); tickets in %s order\n", split, (int)nsplit[0], (long long)longest[0],
+                (int)nsplit[1], (long long)longest[1], chain ? "chain" : "level");
     D.sf_chunk = chunk;
     D.sf_nitems_f = nitems[0];
     D.sf_nitems_b = nitems[1];
@@ -514,6 +520,7 @@ static cudaError_t sf_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const in
 done:
     free(items);
     free(scr);
+    free(seq);
     return e;
 }
 
