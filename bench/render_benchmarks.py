@@ -42,10 +42,15 @@ def load(dirs):
         if os.path.exists(p) and not meta:
             meta = json.load(open(p))
         p = os.path.join(d, "bandwidth.json")
-        if os.path.exists(p) and os.path.getsize(p) and bw is None:
-            bw = json.load(open(p))
-        small += jsonl(os.path.join(d, "bench.jsonl"))
-        large += jsonl(os.path.join(d, "large.jsonl"))
+        dir_bw = json.load(open(p)) if os.path.exists(p) and os.path.getsize(p) else None
+        if bw is None:
+            bw = dir_bw
+        rows = jsonl(os.path.join(d, "bench.jsonl")), jsonl(os.path.join(d, "large.jsonl"))
+        for r in rows[0] + rows[1]:
+            if dir_bw:
+                r["_bw"] = dir_bw  # a row's floor uses the bandwidth measured in its own run
+        small += rows[0]
+        large += rows[1]
         base += jsonl(os.path.join(d, "baseline.jsonl"))
     # a matrix that could not be read (e.g. its generator's input was not carried) has no results
     unread = sorted({name_of(r) for r in small + large if r.get("phase") == "read"})
@@ -76,6 +81,7 @@ def floor_s(r, bw):
     """Bandwidth floor of one SQMR iteration: bytes of A (CSR: 12 B per entry, 8 B per row), twice
     the factor (8 B value + 2 B index per stored entry: one sweep per triangular solve) and the
     vectors, over the measured device-to-device copy bandwidth."""
+    bw = r.get("_bw") or bw
     if not bw:
         return None
     byt = 12 * r["nnz"] + 8 * (r["n"] + 1) + 2 * 10 * r["factor_nnz"] + VECTORS_PER_ITERATION * 8 * r["n"]
@@ -379,8 +385,10 @@ def main():
     for n in notes:
         print(f"- {n}")
     if bw:
+        others = sorted({round(r["_bw"]["d2d_GBps"]) for r in small + large if r.get("_bw") and r["_bw"] is not bw})
         print(f"- device-to-device copy bandwidth, measured in the same run: {bw['d2d_GBps']:.0f} GB/s "
-              f"(read + write of {bw['copy_bytes'] >> 20} MiB, median of 11)")
+              f"(read + write of {bw['copy_bytes'] >> 20} MiB, median of 11)"
+              + (f"; rows from other runs over their own run's ({', '.join(map(str, others))} GB/s)" if others else ""))
     print("- times: setup (analyse + upload), factor and solve, each the median of the runs column in one "
           "process; b = A·1, tolerance 1e-6 on the true relative residual of the original system")
     timed = [r for r in small + large if r.get("iterations")]
