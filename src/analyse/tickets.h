@@ -24,4 +24,8 @@ int32_t ildl_sweep_row_dep(const ildl_tiles *T, int dir, int32_t i, int64_t q);
  * ILDL_ERR_OUT_OF_MEMORY with seq in level order. */
 int ildl_sweep_ticket_order(const ildl_tiles *T, int dir, int chain, int32_t *seq);
 
+/* Both sweeps' ticket orders (ildl_sweep_ticket_order), side by side on two threads where
+ * OpenMP is there: seq_fwd[nb], seq_bwd[nb]. ILDL_SUCCESS or ILDL_ERR_OUT_OF_MEMORY. */
+int ildl_sweep_ticket_orders(const ildl_tiles *T, int chain, int32_t *seq_fwd, int32_t *seq_bwd);
+
 #endif

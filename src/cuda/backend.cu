@@ -474,18 +474,21 @@ static cudaError_t sf_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const in
     int64_t cap = 2 * ((int64_t)nb + T->ntiles / chunk + 2), tot[2] = {0, 0}; /* both directions */
     int2 *items = (int2 *)malloc(sizeof(int2) * (size_t)cap);
     int64_t *scr = (int64_t *)malloc(sizeof(int64_t) * 2 * ((size_t)nb + 1));
-    int32_t *seq = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nb + 1));
+    int32_t *seq = (int32_t *)malloc(sizeof(int32_t) * 2 * ((size_t)nb + 1)); /* forward, backward */
     int32_t nitems[2] = {0, 0}, nsplit[2] = {0, 0};
     int64_t longest[2] = {0, 0};
     cudaError_t e = cudaSuccess;
-    if (!items || !scr || !seq) { e = cudaErrorMemoryAllocation; goto done; }
-    for (int dir = 0; dir < 2 && e == cudaSuccess; dir++) {
+    if (!items || !scr || !seq || ildl_sweep_ticket_orders(T, chain, seq, seq + nb + 1) != ILDL_SUCCESS) {
+        e = cudaErrorMemoryAllocation;
+        goto done;
+    }
+    for (int dir = 0; dir < 2; dir++) {
         int2 *it = items + (dir ? nitems[0] : 0);
         int64_t *so = scr + (size_t)dir * (nb + 1);
+        const int32_t *order = seq + (size_t)dir * (nb + 1);
         int32_t k = 0;
-        if (ildl_sweep_ticket_order(T, dir, chain, seq) != ILDL_SUCCESS) { e = cudaErrorMemoryAllocation; break; }
         for (int32_t t = 0; t < nb; t++) {
-            int32_t pos = seq[t], i = T->level_rows[pos];
+            int32_t pos = order[t], i = T->level_rows[pos];
             int64_t ntile = dir ? T->row_ptr[i + 1] - T->row_ptr[i] - 1 : col_diag[i] - T->col_ptr[i];
             if (ntile > longest[dir]) longest[dir] = ntile;
             if (ntile <= split) {
@@ -500,7 +503,6 @@ static cudaError_t sf_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const in
         }
         nitems[dir] = k;
     }
-    if (e != cudaSuccess) goto done;
     if (ildl_profiling())
         fprintf(stderr, "ildl profile: cuda: solve rows split (> %d tiles): forward %d (longest %lld tiles), "
                 "backward %d (longest %lld); tickets in %s order\n", split, (int)nsplit[0], (long long)longest[0],

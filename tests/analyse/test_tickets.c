@@ -83,6 +83,15 @@ static void test_ticket_orders(void **state)
                           T->nlevels, dir ? "backward" : "forward", moved, T->nb);
             assert_true(moved > 0);
         }
+        /* both directions at once: the same orders */
+        int32_t *both = malloc(sizeof(int32_t) * 2 * (size_t)T->nb);
+        assert_non_null(both);
+        assert_int_equal(ildl_sweep_ticket_orders(T, 1, both, both + T->nb), ILDL_SUCCESS);
+        for (int dir = 0; dir < 2; dir++) {
+            assert_int_equal(ildl_sweep_ticket_order(T, dir, 1, seq), ILDL_SUCCESS);
+            assert_memory_equal(both + (size_t)dir * T->nb, seq, sizeof(int32_t) * (size_t)T->nb);
+        }
+        free(both);
         free(seq);
         ildl_analysis_free(&an);
         ildl_csr_free(&A[m]);
