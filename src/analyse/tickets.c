@@ -10,17 +10,10 @@
 #define CHAIN_HANDOFF 1
 #define CHAIN_ROW 2
 
-/* The diagonal tile's place in block column i's list (col_tiles: rows ascending). */
-static int64_t col_diag(const ildl_tiles *T, int32_t i)
-{
-    int64_t p = T->col_ptr[i];
-    while (p < T->col_ptr[i + 1] && T->row[T->col_tiles[p]] < i) p++;
-    return p;
-}
-
 int64_t ildl_sweep_row_tiles(const ildl_tiles *T, int dir, int32_t i)
 {
-    return dir == ILDL_SWEEP_BACKWARD ? T->row_ptr[i + 1] - T->row_ptr[i] - 1 : col_diag(T, i) - T->col_ptr[i];
+    return dir == ILDL_SWEEP_BACKWARD ? T->row_ptr[i + 1] - T->row_ptr[i] - 1
+                                      : ildl_tiles_col_diag(T, i) - T->col_ptr[i];
 }
 
 int32_t ildl_sweep_row_dep(const ildl_tiles *T, int dir, int32_t i, int64_t q)

@@ -245,8 +245,7 @@ static int set_solve_order(ildl_tiles *T)
     for (int64_t t = 0; t < nt; t++) T->bwd_seq[t] = t;
 #pragma omp parallel for schedule(dynamic, 256)
     for (int32_t i = 0; i < T->nb; i++) {
-        int64_t q0 = T->col_ptr[i], q = q0;
-        while (q < T->col_ptr[i + 1] && T->row[T->col_tiles[q]] < i) q++;
+        int64_t q0 = T->col_ptr[i], q = ildl_tiles_col_diag(T, i);
         sort_by_level(T->fwd_seq + q0, q - q0, T->row, T->row_level, 0);
         int64_t t0 = T->row_ptr[i] + 1;
         sort_by_level(T->bwd_seq + t0, T->row_ptr[i + 1] - t0, T->col, T->row_level, 1);

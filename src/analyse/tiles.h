@@ -114,6 +114,15 @@ static inline int ildl_tiles_block_size(const ildl_tiles *T, int32_t b)
     return T->bstart[b + 1] - T->bstart[b];
 }
 
+/* The diagonal tile's place in block column j's list: col_tiles[col_ptr[j] .. this) are the
+ * tiles (k, j), k < j (rows ascend). */
+static inline int64_t ildl_tiles_col_diag(const ildl_tiles *T, int32_t j)
+{
+    int64_t p = T->col_ptr[j];
+    while (p < T->col_ptr[j + 1] && T->row[T->col_tiles[p]] < j) p++;
+    return p;
+}
+
 /* The solves sum a sparse tile's outputs in chunks: output o's sum is taken over the inputs in
  * ranges of W (inputs 0..W-1, W..2W-1, ...), each range summed from 0 in ascending order, the
  * ranges' sums added in ascending order; empty ranges add nothing. On the GPU one lane sums one

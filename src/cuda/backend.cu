@@ -589,11 +589,7 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         {
             int64_t *cd = (int64_t *)malloc(sizeof(int64_t) * ((size_t)T->nb + 1));
             if (!cd) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
-            for (int32_t i = 0; i < T->nb; i++) {
-                int64_t q = T->col_ptr[i];
-                while (q < T->col_ptr[i + 1] && T->row[T->col_tiles[q]] < i) q++;
-                cd[i] = q;
-            }
+            for (int32_t i = 0; i < T->nb; i++) cd[i] = ildl_tiles_col_diag(T, i);
             cudaError_t e = upload((int64_t **)&D.col_diag, cd, (size_t)T->nb, B);
             if (e == cudaSuccess) e = sf_split_plan(c, T, cd);
             free(cd);
