@@ -26,7 +26,7 @@ enum { HALT_NONE = 0, HALT_CHECK = 1, HALT_BREAKDOWN = 2, HALT_MAXIT = 3 };
 /* halt: what stops the iteration's path; hx: what k_step_x (beside the sweeps) found, moved
  * to halt by k_direction or the host; xgo: k_step_r took a step, so k_step_x updates d and x. */
 struct sqmr_scalars {
-    double tau, theta, rho, alpha, beta, dcoef, qcoef, bnorm, tol, est;
+    double tau, theta, rho, beta, dcoef, qcoef, bnorm, tol, est; /* alpha stays in k_step_r */
     int iter, k, last_check, check_every, max_iter, halt, xbad, hx, xgo, pad;
 };
 
@@ -174,7 +174,6 @@ k_step_r(sqmr_scalars *S, int32_t n, double *__restrict__ r, const double *__res
                 go = isfinite(alpha);
             }
             if (!go) halt_set(S, HALT_BREAKDOWN);
-            else if (blockIdx.x == 0) S->alpha = alpha;
         }
         sh_alpha = alpha;
         sh_go = go;
