@@ -2,9 +2,10 @@
 # Run ON THE DEVICE (after bench/prepare-device.sh here; carry build-cuda .carry .devdata):
 # the GPU tests (CPU/GPU agreement), optionally compute-sanitizer on them, and CPU-vs-GPU
 # ildl runs; prints a short table last. Logs go to $OUT (or /tmp/ildl-out) step by step.
-#   usage: bash bench/device-check.sh [quick|full] [sanitize|sanitize-all]
-#   (sanitize: memcheck; sanitize-all: memcheck and racecheck, both on a 150-row generated
-#    matrix with 32-row blocks: ILDL_TEST_SMALL=1 runs only the factor/solve agreement test)
+#   usage: bash bench/device-check.sh [quick|full] [sanitize|racecheck|sanitize-all]
+#   (sanitize: memcheck; racecheck: racecheck only; sanitize-all: both, which no longer fits one
+#    600 s device call. The tests run on a 150-row generated matrix with 32-row blocks:
+#    ILDL_TEST_SMALL=1 runs only the factor/solve agreement test)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 MODE=${1:-quick}
@@ -68,7 +69,8 @@ timeout 120 $B/tests/cuda_test_cuda_devices > "$OUTDIR/devices.log" 2>&1; echo "
 grep -E "^device|^SKIP" "$OUTDIR/devices.log"
 if [ -n "$SAN" ]; then
   CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  for tool in memcheck $( [ "$SAN" = sanitize-all ] && echo racecheck ); do
+  case "$SAN" in sanitize) TOOLS=memcheck ;; racecheck) TOOLS=racecheck ;; *) TOOLS="memcheck racecheck" ;; esac
+  for tool in $TOOLS; do
     ILDL_TEST_SMALL=1 timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_factor \
       > "$OUTDIR/sanitizer-$tool.log" 2>&1
     echo "compute-sanitizer $tool exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool.log" | tail -n 1)"
@@ -85,11 +87,23 @@ if [ -n "$SAN" ]; then
       > "$OUTDIR/sanitizer-$tool-nostage-split.log" 2>&1
     echo "compute-sanitizer $tool, no staging tiles, rows split, exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-nostage-split.log" | tail -n 1)"
   done
-  # SQMR's kernels (the tests above skip SQMR under the sanitizer): a whole solve
-  for tool in memcheck $( [ "$SAN" = sanitize-all ] && echo racecheck ); do
-    timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tools/ildl solve "$PWD/.devdata/matrices/tuma2.mtx.gz" \
-      --backend cuda --quiet > "$OUTDIR/sanitizer-$tool-sqmr.log" 2>&1
-    echo "compute-sanitizer $tool, ildl solve tuma2 (SQMR), exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-sqmr.log" | tail -n 1)"
+  # SQMR's kernels (the tests above skip SQMR under the sanitizer): a whole solve, under
+  # memcheck on tuma2; under racecheck (which took over 150 s on tuma2) on a generated 5184-row
+  # control problem (11 iterations), with the sync-free sweeps and with the level schedule
+  $B/bench/gen/ildl-gen control 12 /tmp/ildl-san-control12.mtx.gz > /dev/null
+  for tool in $TOOLS; do
+    if [ $tool = memcheck ]; then
+      timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tools/ildl solve "$PWD/.devdata/matrices/tuma2.mtx.gz" \
+        --backend cuda --quiet > "$OUTDIR/sanitizer-$tool-sqmr.log" 2>&1
+      echo "compute-sanitizer $tool, ildl solve tuma2 (SQMR), exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-sqmr.log" | tail -n 1)"
+    else
+      for cfg in syncfree:0 syncfree:1 levels:0; do # schedule:ILDL_SF_NOSTAGE
+        sched=${cfg%:*}; ns=${cfg#*:}
+        ILDL_SF_NOSTAGE=$ns timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tools/ildl solve \
+          /tmp/ildl-san-control12.mtx.gz --backend cuda --schedule $sched --quiet > "$OUTDIR/sanitizer-$tool-sqmr-$sched-$ns.log" 2>&1
+        echo "compute-sanitizer $tool, ildl solve control12 (SQMR, $sched, ILDL_SF_NOSTAGE=$ns), exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-sqmr-$sched-$ns.log" | tail -n 1)"
+      done
+    fi
   done
 fi
 echo "== ildl cpu vs cuda"

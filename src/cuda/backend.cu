@@ -354,13 +354,13 @@ static void lanes_free(ildl_cuda_ctx *c, int values_only)
 {
     dev_tiles &D = c->T;
     void *v[] = {D.lane_val, D.vii_pk, D.lane_val32, D.vii_pk32, D.lane_cnt_f, D.lane_cnt_b, D.lane_row,
-                 D.lane_size, D.lane_off, D.lane_tmp};
+                 D.lane_size, D.lane_off, D.lane_tmp, D.lane_col};
     size_t cap = D.lane_cap ? (size_t)D.lane_cap : 1, nt = D.ntiles ? (size_t)D.ntiles : 1; /* as upload counts */
     size_t vc = D.vii_cap ? (size_t)D.vii_cap : 1;
     size_t bytes[] = {sizeof(double) * cap, sizeof(double) * vc, sizeof(float) * cap, sizeof(float) * vc,
                       nt * LD, nt * LD, cap, sizeof(int64_t) * nt, sizeof(int64_t) * nt,
-                      D.lane_tmp_bytes ? D.lane_tmp_bytes : 1};
-    for (int k = 0; k < (values_only ? 2 : 10); k++)
+                      D.lane_tmp_bytes ? D.lane_tmp_bytes : 1, D.total_cap ? (size_t)D.total_cap : 1};
+    for (int k = 0; k < (values_only ? 2 : 11); k++)
         if (v[k]) {
             cudaFree(v[k]);
             c->bytes -= bytes[k];
@@ -370,15 +370,15 @@ static void lanes_free(ildl_cuda_ctx *c, int values_only)
     if (values_only) return;
     D.lane_val32 = NULL;
     D.vii_pk32 = NULL;
-    D.lane_cnt_f = D.lane_cnt_b = D.lane_row = NULL;
+    D.lane_cnt_f = D.lane_cnt_b = D.lane_row = D.lane_col = NULL;
     D.lane_size = D.lane_off = NULL;
     D.lane_tmp = NULL;
 }
 
 /* The lanes of the solves without staging tiles (dev_tiles.lane_*), allocated the first time
  * those kernels are chosen, and their values in the solves' type (float once T.val32 exists).
- * About 9 bytes per entry of the sparse off-diagonal tiles' capacity (5 in float) and 80 per
- * tile, and the packed V_ii (vii_pk: ~4 bytes per entry of a diagonal tile, 2 in float).
+ * About 9 bytes per entry of the sparse off-diagonal tiles' capacity (5 in float), 1 per entry
+ * of the whole capacity (lane_col), 80 per tile, and the packed V_ii (vii_pk: ~4 bytes per entry of a diagonal tile, 2 in float).
  * Device memory exhausted: freed again, and the staged kernels are used (lanes_failed). */
 static cudaError_t lanes_alloc(ildl_cuda_ctx *c)
 {
@@ -392,6 +392,7 @@ static cudaError_t lanes_alloc(ildl_cuda_ctx *c)
         if (e == cudaSuccess) e = alloc(&D.lane_size, (size_t)D.ntiles, c);
         if (e == cudaSuccess) e = alloc(&D.lane_off, (size_t)D.ntiles, c);
         if (e == cudaSuccess) e = alloc((char **)&D.lane_tmp, D.lane_tmp_bytes, c);
+        if (e == cudaSuccess) e = alloc(&D.lane_col, D.total_cap ? (size_t)D.total_cap : 1, c);
     }
     if (e == cudaSuccess && D.val32 && !D.lane_val32) {
         e = alloc(&D.lane_val32, (size_t)D.lane_cap, c);

@@ -112,6 +112,9 @@ struct dev_tiles {
      * a column), values in the solves' type (lane_val or lane_val32, as val / val32) and rows,
      * position q's from lane_off[q] (an exclusive sum of lane_size in fwd_seq order). */
     uint8_t *lane_cnt_f, *lane_cnt_b, *lane_row;
+    /* backward, each stored sparse entry's column (idx & 31) at its stored position: one byte a
+     * step where idx is two (the sweep is bound by its bytes, perf-notes §69) */
+    uint8_t *lane_col;
     int64_t *lane_size, *lane_off;
     double *lane_val;
     float *lane_val32;

@@ -356,6 +356,7 @@ template <bool FORWARD, typename S> __global__ void __launch_bounds__(LANE_WARPS
     for (int e = lane; e < nz; e += LD) {
         int ix = T.idx[off + e];
         int o = FORWARD ? (ix & 31) : (ix >> 5);
+        if (!FORWARD) T.lane_col[off + e] = (uint8_t)(ix & 31);
         atomicAdd(&s_at[w][o], 1);
         if constexpr (FORWARD) atomicAdd(&s_rc[w][(ix >> 5) >> 3][o], 1);
     }
@@ -683,7 +684,7 @@ template <typename S> __device__ __forceinline__ S lane_val(const dev_tiles &T, 
 template <bool FORWARD, typename S> __device__ __forceinline__ void prefetch_lane_tail(const dev_tiles &T, int64_t p)
 {
     const void *v = FORWARD ? (const void *)lane_ptr<S>(T, p) : (const void *)stage_ptr<S>(T, p);
-    const void *r = FORWARD ? (const void *)(T.lane_row + p) : (const void *)(T.idx + p);
+    const void *r = FORWARD ? (const void *)(T.lane_row + p) : (const void *)(T.lane_col + p);
     asm volatile("prefetch.global.L1 [%0];" ::"l"(v));
     asm volatile("prefetch.global.L1 [%0];" ::"l"(r));
 }
@@ -716,7 +717,7 @@ __device__ __forceinline__ double sparse_sum_lanes(const dev_tiles &T, const til
 #pragma unroll
     for (int k = 0; k < LANE_PRE; k++) {
         v[k] = k < cnt ? (FORWARD ? lane_val<S>(T, e0 + k) : stage_val<S>(T, e0 + k)) : (S)0;
-        in[k] = k < cnt ? (FORWARD ? (int)T.lane_row[e0 + k] : (int)(T.idx[e0 + k] & 31)) : 0;
+        in[k] = k < cnt ? (int)(FORWARD ? T.lane_row : T.lane_col)[e0 + k] : 0;
     }
     if (cnt > LANE_PRE) prefetch_lane_tail<FORWARD, S>(T, e0 + LANE_PRE);
     double xd = dep_values<SF>(x + m->dep0[q], m->depm[q], m->dep[q], done, epoch);
@@ -728,7 +729,7 @@ __device__ __forceinline__ double sparse_sum_lanes(const dev_tiles &T, const til
     }
     for (int k = LANE_PRE; k < kmax; k++) {
         S vk = k < cnt ? (FORWARD ? lane_val<S>(T, e0 + k) : stage_val<S>(T, e0 + k)) : (S)0;
-        int ik = k < cnt ? (FORWARD ? (int)T.lane_row[e0 + k] : (int)(T.idx[e0 + k] & 31)) : 0;
+        int ik = k < cnt ? (int)(FORWARD ? T.lane_row : T.lane_col)[e0 + k] : 0;
         double p = (double)vk * __shfl_sync(FULL, xd, ik);
         if (FORWARD || k < cnt) s += p;
     }
