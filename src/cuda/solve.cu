@@ -885,16 +885,24 @@ template <typename S> __device__ __forceinline__ double vii_backward(double xv, 
     return xv + s;
 }
 
-/* V_ii's entries in the staging type, and an L2 prefetch of them by one warp (a line of 16
- * entries per lane and pass): the forward sweep that reads V_ii from global memory (VG) asks
- * for it when it starts a row and reads it when the row's sums are done. */
+/* V_ii's entries in the staging type, and an L2 prefetch of them by one warp: the sweeps that
+ * read V_ii from global memory ask for it when they start a row and read it when the row's sums
+ * are done. They read only its strict upper triangle, so lane l asks for the lines of row l's
+ * part past the diagonal (at most 31 entries, 248 bytes: three lines), not the whole tile, whose
+ * lower triangle's lines were read from memory for nothing (perf-notes §69). */
 template <typename S> __device__ __forceinline__ const S *stage_ptr(const dev_tiles &T, int64_t p);
 template <> __device__ __forceinline__ const double *stage_ptr<double>(const dev_tiles &T, int64_t p) { return T.val + p; }
 template <> __device__ __forceinline__ const float *stage_ptr<float>(const dev_tiles &T, int64_t p) { return T.val32 + p; }
 template <typename S> __device__ __forceinline__ void prefetch_vii(const dev_tiles &T, int64_t u0, int mi)
 {
-    for (int e = (threadIdx.x & 31) * 16; e < mi * mi; e += LD * 16)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(stage_ptr<S>(T, u0 + e)));
+    int l = threadIdx.x & 31;
+    if (l + 1 < mi) {
+        const char *a = (const char *)stage_ptr<S>(T, u0 + (int64_t)l * mi + l + 1);
+        const char *b = (const char *)stage_ptr<S>(T, u0 + (int64_t)l * mi + mi - 1);
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
+        if (b - a >= 128) asm volatile("prefetch.global.L2 [%0];" ::"l"(a + 128));
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(b));
+    }
 }
 
 /* vii_forward with V_ii read from global memory (lane c reads column c: one coalesced load per
