@@ -378,7 +378,8 @@ static void lanes_free(ildl_cuda_ctx *c, int values_only)
 /* The lanes of the solves without staging tiles (dev_tiles.lane_*), allocated the first time
  * those kernels are chosen, and their values in the solves' type (float once T.val32 exists).
  * About 9 bytes per entry of the sparse off-diagonal tiles' capacity (5 in float), 1 per entry
- * of the whole capacity (lane_col), 80 per tile, and the packed V_ii (vii_pk: ~4 bytes per entry of a diagonal tile, 2 in float).
+ * of the whole capacity (lane_col), 80 per tile, and the packed V_ii (vii_pk: ~4 bytes per
+ * entry of a diagonal tile, 2 in float).
  * Device memory exhausted: freed again, and the staged kernels are used (lanes_failed). */
 static cudaError_t lanes_alloc(ildl_cuda_ctx *c)
 {
