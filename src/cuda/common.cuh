@@ -129,6 +129,10 @@ struct dev_tiles {
     int64_t vii_cap;
     void *lane_tmp;         /* the scan's scratch (host side only) */
     size_t lane_tmp_bytes;
+    /* host side only: the sync-free sweeps' output vector kept in L2 as persisting lines, at most
+     * l2_window bytes of it with hit ratio l2_ratio (0: no window; backend.cu, l2_window_setup) */
+    size_t l2_window;
+    float l2_ratio;
 };
 
 /* The factor values a factorization of value type R writes: val (double) or val32 (float). */

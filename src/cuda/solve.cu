@@ -1435,6 +1435,33 @@ cudaError_t solve_configure(int warps_f, int warps_b, bool float_tiles, bool vg,
                        : configure_s<double>(warps_f, warps_b, vg, ns, fwd_per_sm, bwd_per_sm);
 }
 
+/* A sync-free sweep kernel launched with an access policy window over its output x (the
+ * values its rows poll and read, n doubles) when T.l2_window is set: those lines persist in L2
+ * while the factor streams past (backend.cu, l2_window_setup; perf-notes §71). */
+template <typename... KArgs, typename... Args>
+static void launch_window(void (*kernel)(KArgs...), unsigned grid, unsigned block, size_t sm, cudaStream_t s,
+                          const dev_tiles &T, const double *x, Args... args)
+{
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute at[1];
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(block);
+    cfg.dynamicSmemBytes = sm;
+    cfg.stream = s;
+    if (T.l2_window) {
+        size_t bytes = sizeof(double) * (size_t)T.n;
+        at[0].id = cudaLaunchAttributeAccessPolicyWindow;
+        at[0].val.accessPolicyWindow.base_ptr = (void *)x;
+        at[0].val.accessPolicyWindow.num_bytes = bytes < T.l2_window ? bytes : T.l2_window;
+        at[0].val.accessPolicyWindow.hitRatio = T.l2_ratio;
+        at[0].val.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+        at[0].val.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+        cfg.attrs = at;
+        cfg.numAttrs = 1;
+    }
+    (void)cudaLaunchKernelEx(&cfg, kernel, T, args...);
+}
+
 template <int W, typename S>
 static void launch_w(int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
                      const double *xin, double *x, int *done, int *ticket, const int *epoch, const int *skip)
@@ -1449,9 +1476,15 @@ static void launch_w(int kind, unsigned grid, cudaStream_t s, const dev_tiles &T
     case SOLVE_BACKWARD_LEVEL: k_backward_level<W, S><<<grid, W * 32, sm, s>>>(T, rows, x, skip); break;
     case SOLVE_FORWARD_SYNCFREE: k_forward_syncfree<W, S, false><<<grid, W * 32, sm, s>>>(T, xin, x, done, ticket, epoch, skip); break;
     case SOLVE_FORWARD_SYNCFREE_VG: k_forward_syncfree<W, S, true><<<grid, W * 32, sm, s>>>(T, xin, x, done, ticket, epoch, skip); break;
-    case SOLVE_FORWARD_SYNCFREE_NS: k_forward_syncfree_ns<W, S, false><<<grid, W * 32, sm, s>>>(T, xin, x, done, ticket, epoch, skip); break;
-    case SOLVE_FORWARD_SYNCFREE_VG_NS: k_forward_syncfree_ns<W, S, true><<<grid, W * 32, sm, s>>>(T, xin, x, done, ticket, epoch, skip); break;
-    case SOLVE_BACKWARD_SYNCFREE_NS: k_backward_syncfree_ns<W, S><<<grid, W * 32, sm, s>>>(T, xin, x, done, ticket, epoch, skip); break;
+    case SOLVE_FORWARD_SYNCFREE_NS:
+        launch_window(k_forward_syncfree_ns<W, S, false>, grid, W * 32, sm, s, T, x, xin, x, done, ticket, epoch, skip);
+        break;
+    case SOLVE_FORWARD_SYNCFREE_VG_NS:
+        launch_window(k_forward_syncfree_ns<W, S, true>, grid, W * 32, sm, s, T, x, xin, x, done, ticket, epoch, skip);
+        break;
+    case SOLVE_BACKWARD_SYNCFREE_NS:
+        launch_window(k_backward_syncfree_ns<W, S>, grid, W * 32, sm, s, T, x, xin, x, done, ticket, epoch, skip);
+        break;
     default: k_backward_syncfree<W, S><<<grid, W * 32, sm, s>>>(T, xin, x, done, ticket, epoch, skip); break;
     }
 }

@@ -1,6 +1,9 @@
+#define _POSIX_C_SOURCE 200809L
 /* test_cuda_devices.c -- options.device_id and the caller's current device: every API call
  * runs on the handle's device and leaves the calling thread on the device it was on; with two
- * GPUs the same problem on device 0 and on device 1 gives bitwise the same solution. Skips
+ * GPUs the same problem on device 0 and on device 1 gives bitwise the same solution. And the
+ * device's persisting-L2 size: setup raises it to hold the sweeps' output vector, never lowers
+ * it, leaves it alone with ILDL_L2_PERSIST=0, and the window changes no bit of a solve. Skips
  * without a GPU (the two-device part without a second one). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -101,11 +104,72 @@ static void test_device_ids(void **state)
     free(b); free(x0); free(x1);
     ildl_csr_free(&A);
 }
+
+static size_t persisting_limit(void)
+{
+    size_t v = 0;
+    assert_int_equal(cudaDeviceGetLimit(&v, cudaLimitPersistingL2CacheSize), cudaSuccess);
+    return v;
+}
+
+static void test_l2_persisting_limit(void **state)
+{
+    (void)state;
+    if (ildl_cuda_device_count() <= 0) {
+        printf("SKIP: no CUDA device: the persisting-L2 size not tested\n");
+        skip();
+        return;
+    }
+    int pmax = 0;
+    assert_int_equal(cudaSetDevice(0), cudaSuccess);
+    assert_int_equal(cudaDeviceGetAttribute(&pmax, cudaDevAttrMaxPersistingL2CacheSize, 0), cudaSuccess);
+    ildl_csr A;
+    ildl_test_laplace2d(70, 0.02, &A);
+    int32_t n = A.n;
+    double *b = malloc(sizeof(double) * (size_t)n), *x0 = malloc(sizeof(double) * (size_t)n),
+           *x1 = malloc(sizeof(double) * (size_t)n);
+    assert_true(b && x0 && x1);
+    uint64_t seed = 7;
+    for (int32_t i = 0; i < n; i++) b[i] = ildl_test_rand(&seed) - 0.5;
+    size_t l0 = persisting_limit();
+    setenv("ILDL_L2_PERSIST", "0", 1);
+    int it0 = solve_on(&A, b, 0, 0, x0);
+    assert_int_equal(persisting_limit(), l0); /* left alone */
+    unsetenv("ILDL_L2_PERSIST");
+    int it1 = solve_on(&A, b, 0, 0, x1);
+    size_t need = sizeof(double) * (size_t)n, l1 = persisting_limit();
+    if (pmax <= 0) {
+        printf("SKIP: the device has no persisting L2 lines: the window not tested\n");
+        assert_int_equal(l1, l0);
+    } else {
+        if (need > (size_t)pmax) need = (size_t)pmax;
+        printf("persisting L2: %zu bytes before, %zu after (vector %zu, device maximum %d)\n", l0, l1,
+               sizeof(double) * (size_t)n, pmax);
+        assert_true(l1 >= need && l1 >= l0 && l1 <= (size_t)pmax);
+        /* never lowered: set the maximum, set up again */
+        assert_int_equal(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, (size_t)pmax), cudaSuccess);
+        size_t lm = persisting_limit();
+        (void)solve_on(&A, b, 0, 0, x1);
+        assert_int_equal(persisting_limit(), lm);
+        assert_int_equal(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, l0), cudaSuccess);
+    }
+    assert_int_equal(it1, it0); /* a cache policy: the same bits */
+    assert_memory_equal(x1, x0, sizeof(double) * (size_t)n);
+    free(b); free(x0); free(x1);
+    ildl_csr_free(&A);
+}
 #else
 static void test_device_ids(void **state)
 {
     (void)state;
     printf("SKIP: built without the CUDA backend: device_id not tested\n");
+    skip();
+}
+
+static void test_l2_persisting_limit(void **state)
+{
+    (void)state;
+    printf("SKIP: built without the CUDA backend: the persisting-L2 size not tested\n");
     skip();
 }
 #endif
@@ -114,6 +178,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_device_ids),
+        cmocka_unit_test(test_l2_persisting_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
