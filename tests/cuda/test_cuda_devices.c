@@ -59,6 +59,19 @@ static int solve_on(const ildl_csr *A, const double *b, int device_id, int calle
     return info.iterations;
 }
 
+/* The tests' problem: ildl_test_laplace2d(70, 0.02), 4900 rows, b random from seed, and
+ * two solution vectors. */
+static void test_problem(uint64_t seed, ildl_csr *A, double **b, double **x0, double **x1)
+{
+    ildl_test_laplace2d(70, 0.02, A);
+    size_t n = (size_t)A->n;
+    *b = malloc(sizeof(double) * n);
+    *x0 = malloc(sizeof(double) * n);
+    *x1 = malloc(sizeof(double) * n);
+    assert_true(*b && *x0 && *x1);
+    for (size_t i = 0; i < n; i++) (*b)[i] = ildl_test_rand(&seed) - 0.5;
+}
+
 static void test_device_ids(void **state)
 {
     (void)state;
@@ -69,13 +82,9 @@ static void test_device_ids(void **state)
         return;
     }
     ildl_csr A;
-    ildl_test_laplace2d(70, 0.02, &A);
+    double *b, *x0, *x1;
+    test_problem(99, &A, &b, &x0, &x1);
     int32_t n = A.n;
-    double *b = malloc(sizeof(double) * (size_t)n), *x0 = malloc(sizeof(double) * (size_t)n),
-           *x1 = malloc(sizeof(double) * (size_t)n);
-    assert_true(b && x0 && x1);
-    uint64_t seed = 99;
-    for (int32_t i = 0; i < n; i++) b[i] = ildl_test_rand(&seed) - 0.5;
 
     int it0 = solve_on(&A, b, 0, 0, x0);
     printf("device 0 from device 0: %d iterations\n", it0);
@@ -124,13 +133,9 @@ static void test_l2_persisting_limit(void **state)
     assert_int_equal(cudaSetDevice(0), cudaSuccess);
     assert_int_equal(cudaDeviceGetAttribute(&pmax, cudaDevAttrMaxPersistingL2CacheSize, 0), cudaSuccess);
     ildl_csr A;
-    ildl_test_laplace2d(70, 0.02, &A);
+    double *b, *x0, *x1;
+    test_problem(7, &A, &b, &x0, &x1);
     int32_t n = A.n;
-    double *b = malloc(sizeof(double) * (size_t)n), *x0 = malloc(sizeof(double) * (size_t)n),
-           *x1 = malloc(sizeof(double) * (size_t)n);
-    assert_true(b && x0 && x1);
-    uint64_t seed = 7;
-    for (int32_t i = 0; i < n; i++) b[i] = ildl_test_rand(&seed) - 0.5;
     size_t l0 = persisting_limit();
     setenv("ILDL_L2_PERSIST", "0", 1);
     int it0 = solve_on(&A, b, 0, 0, x0);
