@@ -135,6 +135,22 @@ struct dev_tiles {
     float l2_ratio;
 };
 
+/* A launch attribute: an L2 access policy window over the n doubles at base (at most
+ * T.l2_window bytes, hit ratio T.l2_ratio; hits persisting, misses streaming). Returns the
+ * attributes set: 0 where the handle has no window (backend.cu, l2_window_setup). */
+static inline unsigned l2_window_attr(const dev_tiles &T, const void *base, int64_t n, cudaLaunchAttribute *a)
+{
+    if (!T.l2_window) return 0;
+    size_t bytes = sizeof(double) * (size_t)n;
+    a->id = cudaLaunchAttributeAccessPolicyWindow;
+    a->val.accessPolicyWindow.base_ptr = const_cast<void *>(base);
+    a->val.accessPolicyWindow.num_bytes = bytes < T.l2_window ? bytes : T.l2_window;
+    a->val.accessPolicyWindow.hitRatio = T.l2_ratio;
+    a->val.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+    a->val.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+    return 1;
+}
+
 /* The factor values a factorization of value type R writes: val (double) or val32 (float). */
 template <typename R> __device__ __forceinline__ R *fac_val(const dev_tiles &T);
 template <> __device__ __forceinline__ double *fac_val<double>(const dev_tiles &T) { return T.val; }

@@ -1448,17 +1448,8 @@ static void launch_window(void (*kernel)(KArgs...), unsigned grid, unsigned bloc
     cfg.blockDim = dim3(block);
     cfg.dynamicSmemBytes = sm;
     cfg.stream = s;
-    if (T.l2_window) {
-        size_t bytes = sizeof(double) * (size_t)T.n;
-        at[0].id = cudaLaunchAttributeAccessPolicyWindow;
-        at[0].val.accessPolicyWindow.base_ptr = (void *)x;
-        at[0].val.accessPolicyWindow.num_bytes = bytes < T.l2_window ? bytes : T.l2_window;
-        at[0].val.accessPolicyWindow.hitRatio = T.l2_ratio;
-        at[0].val.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
-        at[0].val.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
-        cfg.attrs = at;
-        cfg.numAttrs = 1;
-    }
+    cfg.attrs = at;
+    cfg.numAttrs = l2_window_attr(T, x, T.n, at);
     (void)cudaLaunchKernelEx(&cfg, kernel, T, args...);
 }
 

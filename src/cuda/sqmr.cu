@@ -123,17 +123,8 @@ static void launch_spmv(ildl_cuda_ctx *c, const double *q, double *t)
     cfg.gridDim = dim3((unsigned)((c->n + 255) / 256));
     cfg.blockDim = dim3(256);
     cfg.stream = c->stream;
-    if (c->T.l2_window) {
-        size_t bytes = sizeof(double) * (size_t)c->n;
-        at[0].id = cudaLaunchAttributeAccessPolicyWindow;
-        at[0].val.accessPolicyWindow.base_ptr = (void *)q;
-        at[0].val.accessPolicyWindow.num_bytes = bytes < c->T.l2_window ? bytes : c->T.l2_window;
-        at[0].val.accessPolicyWindow.hitRatio = c->T.l2_ratio;
-        at[0].val.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
-        at[0].val.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
-        cfg.attrs = at;
-        cfg.numAttrs = 1;
-    }
+    cfg.attrs = at;
+    cfg.numAttrs = l2_window_attr(c->T, q, c->n, at);
     (void)cudaLaunchKernelEx(&cfg, k_spmv, c->n, (const int64_t *)c->d_arow, (const int32_t *)c->d_acol,
                              (const double *)c->d_aval, q, t);
 }
