@@ -528,31 +528,32 @@ done:
     return e;
 }
 
-/* The sync-free sweeps' output vector as persisting lines in L2 (solve.cu, launch_window): a
+/* The sync-free sweeps' output vector as persisting lines in L2 (common.cuh, launch_l2_window): a
  * tile reads its dependency's values (256 bytes) long after they were written, by when the factor
  * streaming through L2 has pushed them out to memory, so that a sweep read about as many bytes of
  * x again as it wrote (perf-notes §71: per iteration -1.5 to -2.6% at n >= 1M). Raises the
  * device's persisting L2 size (cudaLimitPersistingL2CacheSize, a setting of the whole device in
  * this process) to the window's bytes if it is smaller, at most the device's maximum; never
  * lowers it. ILDL_L2_PERSIST=0 leaves the limit alone and launches without the window. */
-static void l2_window_setup(ildl_cuda_ctx *c)
+static void l2_window_setup(const cudaDeviceProp *prop, int32_t n, dev_tiles *D)
 {
-    dev_tiles &D = c->T;
     const char *env = getenv("ILDL_L2_PERSIST");
-    size_t bytes = sizeof(double) * (size_t)D.n, win = bytes, lim, cur = 0;
-    D.l2_window = 0;
-    D.l2_ratio = 0.0f;
-    if ((env && atoi(env) == 0) || c->l2_persist_max <= 0 || c->l2_window_max <= 0 || bytes == 0) return;
-    if (win > (size_t)c->l2_window_max) win = (size_t)c->l2_window_max;
-    lim = win < (size_t)c->l2_persist_max ? win : (size_t)c->l2_persist_max;
+    size_t bytes = sizeof(double) * (size_t)n, win = bytes, lim, cur = 0;
+    D->l2_window = 0;
+    D->l2_ratio = 0.0f;
+    if ((env && atoi(env) == 0) || prop->persistingL2CacheMaxSize <= 0 || prop->accessPolicyMaxWindowSize <= 0 ||
+        bytes == 0)
+        return;
+    if (win > (size_t)prop->accessPolicyMaxWindowSize) win = (size_t)prop->accessPolicyMaxWindowSize;
+    lim = win < (size_t)prop->persistingL2CacheMaxSize ? win : (size_t)prop->persistingL2CacheMaxSize;
     if (cudaDeviceGetLimit(&cur, cudaLimitPersistingL2CacheSize) != cudaSuccess ||
         (cur < lim && cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, lim) != cudaSuccess)) {
         (void)cudaGetLastError(); /* not sticky: run without the window */
         return;
     }
     if (cur > lim) lim = cur < win ? cur : win;
-    D.l2_window = win;
-    D.l2_ratio = (float)((double)lim / (double)win);
+    D->l2_window = win;
+    D->l2_ratio = (float)((double)lim / (double)win);
 }
 
 extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id, int solve_kernels,
@@ -587,8 +588,7 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         CU(cudaGetDeviceProperties(&prop, device_id));
         snprintf(c->name, sizeof c->name, "%s", prop.name);
         c->sm_count = prop.multiProcessorCount;
-        c->l2_persist_max = prop.persistingL2CacheMaxSize;
-        c->l2_window_max = prop.accessPolicyMaxWindowSize;
+        l2_window_setup(&prop, T->n, &c->T);
     }
     ildl_profile_lap(&tp, "cuda: device and its properties");
     status = plan_chunks(c, T, rowbase, tile_rr, tile_s);
@@ -600,7 +600,6 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         D.nb = T->nb;
         D.ntiles = T->ntiles;
         D.total_cap = T->total_cap;
-        l2_window_setup(c);
         int64_t na = T->a_ptr[T->ntiles];
         CU(upload((int32_t **)&D.bstart, T->bstart, (size_t)T->nb + 1, B));
         CU(upload((int64_t **)&D.row_ptr, T->row_ptr, (size_t)T->nb + 1, B));

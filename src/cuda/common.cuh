@@ -135,20 +135,33 @@ struct dev_tiles {
     float l2_ratio;
 };
 
-/* A launch attribute: an L2 access policy window over the n doubles at base (at most
- * T.l2_window bytes, hit ratio T.l2_ratio; hits persisting, misses streaming). Returns the
- * attributes set: 0 where the handle has no window (backend.cu, l2_window_setup). */
-static inline unsigned l2_window_attr(const dev_tiles &T, const void *base, int64_t n, cudaLaunchAttribute *a)
+/* Launch kernel(args...) on stream s with an L2 access policy window over the n doubles at base
+ * where the handle has one (T.l2_window, backend.cu's l2_window_setup: at most l2_window bytes,
+ * hit ratio l2_ratio, hits persisting, misses streaming), plainly otherwise. The sync-free
+ * sweeps window their output, SQMR's SpMV its q (perf-notes §71). Errors as with <<<>>>: to
+ * cudaGetLastError. */
+template <typename... KArgs, typename... Args>
+static void launch_l2_window(const dev_tiles &T, const void *base, int64_t n, void (*kernel)(KArgs...), dim3 grid,
+                             dim3 block, size_t smem, cudaStream_t s, Args... args)
 {
-    if (!T.l2_window) return 0;
-    size_t bytes = sizeof(double) * (size_t)n;
-    a->id = cudaLaunchAttributeAccessPolicyWindow;
-    a->val.accessPolicyWindow.base_ptr = const_cast<void *>(base);
-    a->val.accessPolicyWindow.num_bytes = bytes < T.l2_window ? bytes : T.l2_window;
-    a->val.accessPolicyWindow.hitRatio = T.l2_ratio;
-    a->val.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
-    a->val.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
-    return 1;
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute at[1];
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = s;
+    cfg.attrs = at;
+    if (T.l2_window) {
+        size_t bytes = sizeof(double) * (size_t)n;
+        at[0].id = cudaLaunchAttributeAccessPolicyWindow;
+        at[0].val.accessPolicyWindow.base_ptr = const_cast<void *>(base);
+        at[0].val.accessPolicyWindow.num_bytes = bytes < T.l2_window ? bytes : T.l2_window;
+        at[0].val.accessPolicyWindow.hitRatio = T.l2_ratio;
+        at[0].val.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+        at[0].val.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+        cfg.numAttrs = 1;
+    }
+    (void)cudaLaunchKernelEx(&cfg, kernel, args...);
 }
 
 /* The factor values a factorization of value type R writes: val (double) or val32 (float). */

@@ -60,7 +60,6 @@ struct ildl_cuda_ctx {
     int single;            /* precision single: float factorization, only val32 (val NULL) */
     int schedule;          /* ILDL_SCHEDULE_SYNCFREE or ILDL_SCHEDULE_LEVELS */
     int sm_count;
-    int l2_persist_max, l2_window_max; /* the device's persisting-L2 and access-window limits, bytes */
     int nb;                /* block rows */
     int solve_warps_f, solve_warps_b; /* warps per block of the forward/backward solve kernels */
     int prof_solve;        /* ILDL_CUDA_PROFILE set: time the sweeps of uncaptured solves */

@@ -1435,24 +1435,6 @@ cudaError_t solve_configure(int warps_f, int warps_b, bool float_tiles, bool vg,
                        : configure_s<double>(warps_f, warps_b, vg, ns, fwd_per_sm, bwd_per_sm);
 }
 
-/* A sync-free sweep kernel launched with an access policy window over its output x (the
- * values its rows poll and read, n doubles) when T.l2_window is set: those lines persist in L2
- * while the factor streams past (backend.cu, l2_window_setup; perf-notes §71). */
-template <typename... KArgs, typename... Args>
-static void launch_window(void (*kernel)(KArgs...), unsigned grid, unsigned block, size_t sm, cudaStream_t s,
-                          const dev_tiles &T, const double *x, Args... args)
-{
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute at[1];
-    cfg.gridDim = dim3(grid);
-    cfg.blockDim = dim3(block);
-    cfg.dynamicSmemBytes = sm;
-    cfg.stream = s;
-    cfg.attrs = at;
-    cfg.numAttrs = l2_window_attr(T, x, T.n, at);
-    (void)cudaLaunchKernelEx(&cfg, kernel, T, args...);
-}
-
 template <int W, typename S>
 static void launch_w(int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
                      const double *xin, double *x, int *done, int *ticket, const int *epoch, const int *skip)
@@ -1462,19 +1444,19 @@ static void launch_w(int kind, unsigned grid, cudaStream_t s, const dev_tiles &T
     const bool ns = kind == SOLVE_FORWARD_SYNCFREE_NS || kind == SOLVE_FORWARD_SYNCFREE_VG_NS ||
                     kind == SOLVE_BACKWARD_SYNCFREE_NS;
     size_t sm = smem_bytes<W, S>(fwd, vg, ns);
-    switch (kind) {
+    switch (kind) { /* the sweeps without staging tiles with their output persisting in L2 */
     case SOLVE_FORWARD_LEVEL: k_forward_level<W, S><<<grid, W * 32, sm, s>>>(T, rows, x, skip); break;
     case SOLVE_BACKWARD_LEVEL: k_backward_level<W, S><<<grid, W * 32, sm, s>>>(T, rows, x, skip); break;
     case SOLVE_FORWARD_SYNCFREE: k_forward_syncfree<W, S, false><<<grid, W * 32, sm, s>>>(T, xin, x, done, ticket, epoch, skip); break;
     case SOLVE_FORWARD_SYNCFREE_VG: k_forward_syncfree<W, S, true><<<grid, W * 32, sm, s>>>(T, xin, x, done, ticket, epoch, skip); break;
     case SOLVE_FORWARD_SYNCFREE_NS:
-        launch_window(k_forward_syncfree_ns<W, S, false>, grid, W * 32, sm, s, T, x, xin, x, done, ticket, epoch, skip);
+        launch_l2_window(T, x, T.n, k_forward_syncfree_ns<W, S, false>, grid, W * 32, sm, s, T, xin, x, done, ticket, epoch, skip);
         break;
     case SOLVE_FORWARD_SYNCFREE_VG_NS:
-        launch_window(k_forward_syncfree_ns<W, S, true>, grid, W * 32, sm, s, T, x, xin, x, done, ticket, epoch, skip);
+        launch_l2_window(T, x, T.n, k_forward_syncfree_ns<W, S, true>, grid, W * 32, sm, s, T, xin, x, done, ticket, epoch, skip);
         break;
     case SOLVE_BACKWARD_SYNCFREE_NS:
-        launch_window(k_backward_syncfree_ns<W, S>, grid, W * 32, sm, s, T, x, xin, x, done, ticket, epoch, skip);
+        launch_l2_window(T, x, T.n, k_backward_syncfree_ns<W, S>, grid, W * 32, sm, s, T, xin, x, done, ticket, epoch, skip);
         break;
     default: k_backward_syncfree<W, S><<<grid, W * 32, sm, s>>>(T, xin, x, done, ticket, epoch, skip); break;
     }

@@ -113,22 +113,6 @@ __global__ void k_spmv(int32_t n, const int64_t *rp, const int32_t *ci, const do
     y[i] = s;
 }
 
-/* An iteration's t = A q, with an L2 access policy window over q where the sweeps have one
- * (T.l2_window, backend.cu): q's lines persist while A's values and indices stream past, so that
- * the rows that share a column find it in L2 (perf-notes §71: per iteration -0.2 to -0.8%). */
-static void launch_spmv(ildl_cuda_ctx *c, const double *q, double *t)
-{
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute at[1];
-    cfg.gridDim = dim3((unsigned)((c->n + 255) / 256));
-    cfg.blockDim = dim3(256);
-    cfg.stream = c->stream;
-    cfg.attrs = at;
-    cfg.numAttrs = l2_window_attr(c->T, q, c->n, at);
-    (void)cudaLaunchKernelEx(&cfg, k_spmv, c->n, (const int64_t *)c->d_arow, (const int32_t *)c->d_acol,
-                             (const double *)c->d_aval, q, t);
-}
-
 /* w = b - w (w holds A x) */
 __global__ void k_residual(int32_t n, const double *b, double *w)
 {
@@ -433,7 +417,10 @@ static int launch_iteration(ildl_cuda_ctx *c)
     int status = ILDL_SUCCESS;
     double *part2 = c->d_part + ILDL_DOT_BLOCKS;
     cudaStream_t side = c->sqmr_serial ? c->stream : c->side;
-    launch_spmv(c, c->d_qv, c->d_t);
+    /* q persisting in L2 while A streams past: the rows sharing a column find it there */
+    launch_l2_window(c->T, c->d_qv, c->n, k_spmv, dim3((unsigned)((c->n + 255) / 256)), dim3(256), 0, c->stream,
+                     c->n, (const int64_t *)c->d_arow, (const int32_t *)c->d_acol, (const double *)c->d_aval,
+                     (const double *)c->d_qv, c->d_t);
     CU_LAUNCH();
     k_dot_part<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->n, c->d_qv, c->d_t, c->d_part);
     CU_LAUNCH();
