@@ -21,6 +21,21 @@ int32_t ildl_sweep_row_dep(const ildl_tiles *T, int dir, int32_t i, int64_t q)
     return dir == ILDL_SWEEP_BACKWARD ? T->col[T->row_ptr[i] + 1 + q] : T->row[T->col_tiles[T->col_ptr[i] + q]];
 }
 
+int ildl_sweep_split_threshold(const ildl_tiles *T, int dir, int64_t few, int lo, int hi)
+{
+    int64_t *rows = calloc((size_t)hi + 2, sizeof(int64_t)); /* rows[t]: rows of t tiles; [hi + 1]: longer */
+    if (!rows) return hi; /* the unlowered threshold: slower at worst, never wrong */
+    for (int32_t i = 0; i < T->nb; i++) {
+        int64_t nt = ildl_sweep_row_tiles(T, dir, i);
+        rows[nt > hi ? hi + 1 : nt]++;
+    }
+    int64_t above = rows[hi + 1]; /* rows with more than t tiles as t goes down */
+    int t = hi;
+    while (t > lo && above + rows[t] <= few) above += rows[t--];
+    free(rows);
+    return t;
+}
+
 /* A row's place in the chain order: by key, then by its level-order ticket. */
 typedef struct {
     int64_t key;

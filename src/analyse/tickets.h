@@ -16,6 +16,11 @@ int64_t ildl_sweep_row_tiles(const ildl_tiles *T, int dir, int32_t i);
  * forward k of the q-th tile (k, i) in column order, backward j of the q-th tile (i, j). */
 int32_t ildl_sweep_row_dep(const ildl_tiles *T, int dir, int32_t i, int64_t q);
 
+/* The least t in [lo, hi] such that at most `few` block rows have more than t tiles in the sweep
+ * dir: the sync-free sweeps split the rows longer than t into work items, and lower t from hi
+ * only while the rows above it stay few (perf-notes §72). lo <= hi. */
+int ildl_sweep_split_threshold(const ildl_tiles *T, int dir, int64_t few, int lo, int hi);
+
 /* The sweep dir's block rows in ticket order, as positions in T->level_rows: seq[t] = p means
  * ticket t goes to row level_rows[p]. chain = 0: level order (backward: reversed). chain = 1:
  * each row by the longest chain of work that waits for it (its tiles, then a handoff and the

@@ -200,7 +200,7 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
                     (void *)c->d_tile_s, (void *)c->d_sweep, (void *)c->d_slot_size, (void *)c->d_perm, (void *)c->d_scale,
                     (void *)c->d_totals, (void *)c->T.sf_items_f, (void *)c->T.sf_items_b, (void *)c->T.sf_rec_f, (void *)c->T.sf_rec_b,
                     (void *)c->T.sf_scr_f, (void *)c->T.sf_scr_b, (void *)c->T.sf_scratch,
-                    (void *)c->T.sf_count, (void *)c->T.vii_off};
+                    (void *)c->T.sf_count, (void *)c->T.sf_ready, (void *)c->T.vii_off};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++)
         if (ptrs[k]) cudaFree(ptrs[k]);
     for (int k = 0; k < 4; k++)
@@ -452,14 +452,23 @@ cleanup:
 }
 
 /* Rows with more than ILDL_SF_SPLIT tiles are split into work items of at most
- * ILDL_SF_CHUNK tiles in the sync-free solves (ILDL_SF_SPLIT=N: rows with more than N tiles,
- * chunks of min(N, ILDL_SF_CHUNK)). A row's tiles are otherwise summed by the two warps of one
- * block one after the other: a KKT matrix's dense row makes a block row with a thousand
- * tiles, and its sweep waits for that block alone. Splitting costs the row a pass through
- * global memory and the last item's ordered sum, so only long rows pay for it (at 32 tiles
- * the 1M Stokes sweeps were 1.5-2.6x slower, perf-notes §38). */
+ * ILDL_SF_CHUNK tiles in the sync-free solves (ILDL_SF_SPLIT=N: rows with more than N tiles in
+ * both sweeps, chunks of min(N, ILDL_SF_CHUNK)). A row's tiles are otherwise summed by one
+ * block one after the other: a KKT matrix's dense row makes a block row with a thousand tiles,
+ * and its sweep waits for that block alone. Splitting costs the row a pass through global
+ * memory (the items' partial sums, summed in tile order by the last of them to finish), so
+ * only long rows pay for it (at 32 tiles the 1M Stokes sweeps were 1.5-2.6x slower, perf-notes
+ * §38). Forward, the threshold comes down to ILDL_SF_SPLIT_MIN tiles while at most
+ * ILDL_SF_FEW_PER_SM rows per SM are longer than it (ildl_sweep_split_threshold): the last
+ * levels' few longest rows otherwise finish the sweep one warp each while the rest of the
+ * machine idles; where many rows are long the machine is busy with them anyway, and the items
+ * only cost. With the forward split row's last item going on from the others' running sum
+ * (row_chunk), helmholtz101 (121 rows of 65-94 tiles split) gained 1.5% per iteration, stokes64
+ * (128 rows of 100-133) and control70 (none) stayed within 0.3% (perf-notes §72). */
 #define ILDL_SF_SPLIT 128
 #define ILDL_SF_CHUNK 32
+#define ILDL_SF_SPLIT_MIN 64
+#define ILDL_SF_FEW_PER_SM 1
 
 /* The sync-free solves' work items in ticket order, per direction (dev_tiles.sf_*): one per
  * row, or one per chunk of sf_chunk tiles of a row with more; the split rows' scratch for the
@@ -469,7 +478,11 @@ static cudaError_t sf_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const in
     dev_tiles &D = c->T;
     const char *env = getenv("ILDL_SF_SPLIT");
     int split = env && atoi(env) > 0 ? atoi(env) : ILDL_SF_SPLIT;
-    int chunk = split < ILDL_SF_CHUNK ? split : ILDL_SF_CHUNK;
+    int split_f = split; /* forward: lowered while the rows above it are few, unless set */
+    if (!(env && atoi(env) > 0))
+        split_f = ildl_sweep_split_threshold(T, ILDL_SWEEP_FORWARD, (int64_t)ILDL_SF_FEW_PER_SM * c->sm_count,
+                                             ILDL_SF_SPLIT_MIN, split);
+    int chunk = split_f < ILDL_SF_CHUNK ? split_f : ILDL_SF_CHUNK; /* split_f <= split */
     env = getenv("ILDL_SF_ORDER"); /* ildl_sweep_ticket_order: 0 level order, else chains */
     int chain = env ? atoi(env) != 0 : 1;
     int32_t nb = T->nb;
@@ -493,7 +506,7 @@ static cudaError_t sf_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const in
             int32_t pos = order[t], i = T->level_rows[pos];
             int64_t ntile = dir ? T->row_ptr[i + 1] - T->row_ptr[i] - 1 : col_diag[i] - T->col_ptr[i];
             if (ntile > longest[dir]) longest[dir] = ntile;
-            if (ntile <= split) {
+            if (ntile <= (dir ? split : split_f)) {
                 so[i] = -1;
                 it[k++] = make_int2(pos, -1);
                 continue;
@@ -506,9 +519,9 @@ static cudaError_t sf_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const in
         nitems[dir] = k;
     }
     if (ildl_profiling())
-        fprintf(stderr, "ildl profile: cuda: solve rows split (> %d tiles): forward %d (longest %lld tiles), "
-                "backward %d (longest %lld); tickets in %s order\n", split, (int)nsplit[0], (long long)longest[0],
-                (int)nsplit[1], (long long)longest[1], chain ? "chain" : "level");
+        fprintf(stderr, "ildl profile: cuda: solve rows split: forward %d of > %d tiles (longest %lld), "
+                "backward %d of > %d (longest %lld); tickets in %s order\n", (int)nsplit[0], split_f,
+                (long long)longest[0], (int)nsplit[1], split, (long long)longest[1], chain ? "chain" : "level");
     D.sf_chunk = chunk;
     D.sf_nitems_f = nitems[0];
     D.sf_nitems_b = nitems[1];
@@ -521,6 +534,7 @@ static cudaError_t sf_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const in
     if (e == cudaSuccess)
         e = alloc(&D.sf_scratch, (size_t)(tot[0] > tot[1] ? tot[0] : tot[1]) * LD, c);
     if (e == cudaSuccess) e = alloc_zeroed(&D.sf_count, (size_t)nb, c);
+    if (e == cudaSuccess) e = alloc_zeroed(&D.sf_ready, (size_t)nb, c);
 done:
     free(items);
     free(scr);

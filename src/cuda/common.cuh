@@ -105,6 +105,7 @@ struct dev_tiles {
     const int64_t *sf_scr_f, *sf_scr_b;
     double *sf_scratch;     /* LD partial sums per tile of the split rows (one direction at a time) */
     int *sf_count;          /* [nb] items of a split row finished in this sweep (the last resets it) */
+    int *sf_ready;          /* [nb] forward: the epoch of the sweep whose split row's running sum is stored */
     /* The sync-free solves without staging tiles (solve.cu, solve_lanes_launch after each
      * factorization; NULL unless they are chosen): per position of fwd_seq (_f) and bwd_seq
      * (_b), a sparse tile's entries per output, LD counts (forward: per column; backward: per

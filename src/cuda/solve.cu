@@ -64,6 +64,20 @@ __device__ __forceinline__ void sf_wait(const int *done, int32_t k, int epoch)
     __syncwarp(); /* the lanes' loads of x come after lane 0's acquire */
 }
 
+/* Wait until *flag carries this epoch (acquire, lane 0 of each warp): a split row's running sum
+ * (row_chunk) before its last item goes on from it. */
+__device__ __forceinline__ void sf_wait_ready(const int *flag, int epoch)
+{
+    if ((threadIdx.x & 31) == 0)
+        for (unsigned ns = 8;; ns = ns < 256 ? 2 * ns : ns) {
+            int v;
+            asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+            if (v == epoch) break;
+            __nanosleep(ns);
+        }
+    __syncwarp(); /* the lanes' loads of the running sum come after lane 0's acquire */
+}
+
 /* Publish row i: its x values first, then the flag. */
 __device__ __forceinline__ void sf_publish(int *done, int32_t i, int epoch)
 {
@@ -1124,12 +1138,18 @@ __device__ void row_backward(const dev_tiles &T, const row_at &ra, const double 
 
 /* A sync-free work item of a split row (a row with more than T.sf_chunk tiles; sf_items):
  * the W warps take chunk `chunk` of the row's tiles (fwd_seq order forward, bwd_seq order
- * backward) and write each tile's partial sums to the row's scratch. The block that finishes
- * the row's last item (T.sf_count) subtracts all of them from x_i in tile order, as
- * row_forward / row_backward do group by group, applies V_ii and stores the row: the bits of
- * the whole row done by one block, with its tiles spread over many. Returns 1 (uniformly) in
- * the block that stored the row. No item waits for another item of its row, so the ticket
- * order still guarantees progress. */
+ * backward) and write each tile's partial sums to the row's scratch. Backward, the block that
+ * finishes the row's last item (T.sf_count) subtracts all of them from x_i in tile order, as
+ * row_backward does group by group, applies V_ii and stores the row: the bits of the whole row
+ * done by one block, with its tiles spread over many; returns 1 (uniformly) in that block.
+ * Forward, row_chunk takes every item but the last: the block that finishes the last of those
+ * subtracts their partial sums from x_in(i) in tile order, leaves this running sum in the
+ * row's first scratch slot and releases T.sf_ready[i] with the sweep's epoch; the last item
+ * (forward_syncfree) waits for it and sums the row's remaining tiles from it as a whole row
+ * does, V_ii and the store included: the same bits again, and the one pass over every tile's
+ * partial sums is no longer on the row's path after its last dependency (perf-notes §72: that
+ * pass had cost the Stokes rows it split more than the split saved). Returns 0 forward. No
+ * item waits for a later item of its row, so the ticket order still guarantees progress. */
 template <int W, typename S, bool FORWARD, bool VG = false, bool NS = false>
 __device__ int row_chunk(const dev_tiles &T, int32_t i, int chunk, const double *xin, double *x, double *smem,
                          const int *done, int epoch)
@@ -1157,10 +1177,33 @@ __device__ int row_chunk(const dev_tiles &T, int32_t i, int chunk, const double 
     }
     __threadfence(); /* the partial sums before the count */
     __syncthreads();
-    if (threadIdx.x == 0) s_last = atomicAdd(T.sf_count + i, 1) == nchunks - 1;
+    if (threadIdx.x == 0) s_last = atomicAdd(T.sf_count + i, 1) == nchunks - (FORWARD ? 2 : 1);
     __syncthreads();
     if (!s_last) return 0;
     __threadfence(); /* the count before the other items' partial sums */
+    if constexpr (FORWARD) { /* forward: the items but the last, into the row's running sum */
+        if (w == 0) {
+            double xv = c < mi ? ld_dep<true>(xin + T.bstart[i] + c) : 0.0;
+            int64_t nhead = (int64_t)(nchunks - 1) * T.sf_chunk;
+            for (int64_t q0b = 0; q0b < nhead; q0b += 16) {
+                double v[16];
+#pragma unroll
+                for (int k = 0; k < 16; k++) v[k] = q0b + k < nhead ? __ldcg(scr + (q0b + k) * LD + c) : 0.0;
+#pragma unroll
+                for (int k = 0; k < 16; k++)
+                    if (q0b + k < nhead) xv -= v[k];
+            }
+            __stcg(scr + c, xv); /* in the first tile's slot, read above by this lane */
+            __threadfence();
+            __syncwarp();
+            if (c == 0) {
+                T.sf_count[i] = 0; /* ready for the next sweep */
+                asm volatile("st.release.gpu.global.s32 [%0], %1;" ::"l"(T.sf_ready + i), "r"(epoch) : "memory");
+            }
+            __syncwarp();
+        }
+        return 0;
+    }
     if (w == 0) {
         double xv = c < mi ? ld_dep<true>(xin + T.bstart[i] + c) : 0.0;
         const int64_t u0 = T.off[T.row_ptr[i]];
@@ -1244,16 +1287,23 @@ __device__ __forceinline__ void forward_syncfree(const dev_tiles &T, const doubl
         if (t >= T.sf_nitems_f) break;
         const sf_rowrec rec = T.sf_rec_f[t];
         int32_t i = rec.i, chunk = (rec.mc >> 8) - 1;
-        if (chunk >= 0) { /* a chunk of a split row */
-            if (row_chunk<W, S, true, VG, NS>(T, i, chunk, xin, x, smem, done, ep) && threadIdx.x < 32 &&
-                c_sf_protocol != 2)
-                sf_publish(done, i, ep);
-            continue;
-        }
-        unsigned long long t_claim = trace_row_begin();
         /* the row's data from T, not the record: the record made this kernel 17-21% slower
          * (its code, not its loads: perf-notes §48); the ticket's row still comes from it */
-        row_forward<W, true, S, VG, NS>(T, row_from_tiles<true>(T, i), xin, x, smem, done, ep);
+        row_at ra = row_from_tiles<true>(T, i);
+        const double *xr = xin;
+        if (chunk >= 0) { /* an item of a split row */
+            int last = (int)((ra.qend - ra.q0 - 1) / T.sf_chunk);
+            if (chunk < last) { /* partial sums; the last of these to finish sums them up */
+                row_chunk<W, S, true, VG, NS>(T, i, chunk, xin, x, smem, done, ep);
+                continue;
+            }
+            /* the last item: the row's rest as a whole row, from the others' running sum */
+            sf_wait_ready(T.sf_ready + i, ep);
+            ra.q0 += (int64_t)last * T.sf_chunk;
+            xr = T.sf_scratch + T.sf_scr_f[i] * LD - ra.b0;
+        }
+        unsigned long long t_claim = trace_row_begin();
+        row_forward<W, true, S, VG, NS>(T, ra, xr, x, smem, done, ep);
         if (threadIdx.x < 32 && c_sf_protocol != 2) sf_publish(done, i, ep);
         trace_row_end(0, T.nb, trace_pos(T.sf_items_f, t), i, t_claim);
     }

@@ -1,6 +1,6 @@
 /* test_tickets.c -- the sync-free sweeps' ticket order: a permutation of the block rows, every
  * dependency before its row (else a sweep could deadlock), level order without chains, another
- * order with them. */
+ * order with them; the threshold above which the sweeps split a row. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -98,10 +98,55 @@ static void test_ticket_orders(void **state)
     }
 }
 
+/* Rows of sweep dir with more than t tiles, counted one by one. */
+static int64_t rows_longer(const ildl_tiles *T, int dir, int64_t t)
+{
+    int64_t n = 0;
+    for (int32_t i = 0; i < T->nb; i++) n += ildl_sweep_row_tiles(T, dir, i) > t;
+    return n;
+}
+
+/* The split threshold is the least t in [lo, hi] with at most `few` rows longer, against a count
+ * for every t: for every budget from none to all rows, both sweeps, two ranges; and the budgets
+ * between reach thresholds strictly inside the range. */
+static void test_split_threshold(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    ildl_test_laplace3d(14, 0.5, &A);
+    ildl_analysis an;
+    analyse(&A, ILDL_ORDER_AMD, &an);
+    const ildl_tiles *T = &an.tiles;
+    for (int dir = 0; dir < 2; dir++) {
+        int64_t longest = 0;
+        for (int32_t i = 0; i < T->nb; i++)
+            if (ildl_sweep_row_tiles(T, dir, i) > longest) longest = ildl_sweep_row_tiles(T, dir, i);
+        assert_true(longest >= 4);
+        const int range[2][2] = {{1, (int)longest}, {2, (int)longest / 2}};
+        for (int r = 0; r < 2; r++) {
+            int lo = range[r][0], hi = range[r][1], inside = 0;
+            for (int64_t few = 0; few <= T->nb; few += few < 8 ? 1 : 1 + few / 4) {
+                int t = ildl_sweep_split_threshold(T, dir, few, lo, hi);
+                assert_true(t >= lo && t <= hi);
+                assert_true(t == hi || rows_longer(T, dir, t) <= few);    /* lowered only within the budget */
+                assert_true(t == lo || rows_longer(T, dir, t - 1) > few); /* and as far as it goes */
+                inside += t > lo && t < hi;
+            }
+            assert_int_equal(ildl_sweep_split_threshold(T, dir, T->nb, lo, hi), lo);
+            print_message("%s, range [%d, %d]: %d budgets with a threshold inside\n", dir ? "backward" : "forward", lo,
+                          hi, inside);
+            assert_true(inside > 0);
+        }
+    }
+    ildl_analysis_free(&an);
+    ildl_csr_free(&A);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ticket_orders),
+        cmocka_unit_test(test_split_threshold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
