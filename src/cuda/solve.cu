@@ -1136,6 +1136,21 @@ __device__ void row_backward(const dev_tiles &T, const row_at &ra, const double 
     }
 }
 
+/* xv minus the first n partial sums of a split row's scratch (lane c's column), in tile order,
+ * the loads of 16 in flight at a time. */
+__device__ __forceinline__ double subtract_partials(const double *scr, int64_t n, int c, double xv)
+{
+    for (int64_t q0b = 0; q0b < n; q0b += 16) {
+        double v[16];
+#pragma unroll
+        for (int k = 0; k < 16; k++) v[k] = q0b + k < n ? __ldcg(scr + (q0b + k) * LD + c) : 0.0;
+#pragma unroll
+        for (int k = 0; k < 16; k++)
+            if (q0b + k < n) xv -= v[k];
+    }
+    return xv;
+}
+
 /* A sync-free work item of a split row (a row with more than T.sf_chunk tiles; sf_items):
  * the W warps take chunk `chunk` of the row's tiles (fwd_seq order forward, bwd_seq order
  * backward) and write each tile's partial sums to the row's scratch. Backward, the block that
@@ -1184,15 +1199,7 @@ __device__ int row_chunk(const dev_tiles &T, int32_t i, int chunk, const double 
     if constexpr (FORWARD) { /* forward: the items but the last, into the row's running sum */
         if (w == 0) {
             double xv = c < mi ? ld_dep<true>(xin + T.bstart[i] + c) : 0.0;
-            int64_t nhead = (int64_t)(nchunks - 1) * T.sf_chunk;
-            for (int64_t q0b = 0; q0b < nhead; q0b += 16) {
-                double v[16];
-#pragma unroll
-                for (int k = 0; k < 16; k++) v[k] = q0b + k < nhead ? __ldcg(scr + (q0b + k) * LD + c) : 0.0;
-#pragma unroll
-                for (int k = 0; k < 16; k++)
-                    if (q0b + k < nhead) xv -= v[k];
-            }
+            xv = subtract_partials(scr, (int64_t)(nchunks - 1) * T.sf_chunk, c, xv);
             __stcg(scr + c, xv); /* in the first tile's slot, read above by this lane */
             __threadfence();
             __syncwarp();
@@ -1204,30 +1211,17 @@ __device__ int row_chunk(const dev_tiles &T, int32_t i, int chunk, const double 
         }
         return 0;
     }
-    if (w == 0) {
+    if (w == 0) { /* backward: every item's partial sums, V_ii and the row */
         double xv = c < mi ? ld_dep<true>(xin + T.bstart[i] + c) : 0.0;
         const int64_t u0 = T.off[T.row_ptr[i]];
-        if ((FORWARD && VG) || W == 1)
-            ; /* V_ii read from global memory below: the shared memory has no room for it */
-        else if (FORWARD)
-            for (int k = c; k < mi * mi; k += LD) ud[k] = stage_val<S>(T, u0 + k);
-        else
+        if (W > 1) /* W == 1 reads V_ii from global memory below: its shared memory has no room */
             for (int rr = 0; rr < mi; rr++)
                 if (c < mi) ud[rr * SLD + c] = stage_val<S>(T, u0 + (int64_t)rr * mi + c);
-        /* in tile order, the loads of 16 partial sums in flight at a time */
-        for (int64_t q0b = 0; q0b < ntile; q0b += 16) {
-            double v[16];
-#pragma unroll
-            for (int k = 0; k < 16; k++) v[k] = q0b + k < ntile ? __ldcg(scr + (q0b + k) * LD + c) : 0.0;
-#pragma unroll
-            for (int k = 0; k < 16; k++)
-                if (q0b + k < ntile) xv -= v[k];
-        }
-        if constexpr (NS && W == 1 && !FORWARD)
+        xv = subtract_partials(scr, ntile, c, xv);
+        if constexpr (NS && W == 1)
             xv = vii_backward_packed<S>(xv, vii_packed<S>(T, i), mi);
         else
-            xv = FORWARD ? (VG || W == 1 ? vii_forward_global<S>(xv, T, u0, mi) : vii_forward(xv, ud, mi))
-                         : (W == 1 ? vii_backward_global<S>(xv, T, u0, mi) : vii_backward(xv, ud, mi));
+            xv = W == 1 ? vii_backward_global<S>(xv, T, u0, mi) : vii_backward(xv, ud, mi);
         if (c < mi) st_row<true>(x + T.bstart[i] + c, xv);
         if (c == 0) T.sf_count[i] = 0; /* every item of the row is done: ready for the next sweep */
         __syncwarp();
@@ -1297,7 +1291,8 @@ __device__ __forceinline__ void forward_syncfree(const dev_tiles &T, const doubl
                 row_chunk<W, S, true, VG, NS>(T, i, chunk, xin, x, smem, done, ep);
                 continue;
             }
-            /* the last item: the row's rest as a whole row, from the others' running sum */
+            /* the last item: the row's rest as a whole row, from the others' running sum
+             * (row_forward reads its input at xr + b0: here the row's first scratch slot) */
             sf_wait_ready(T.sf_ready + i, ep);
             ra.q0 += (int64_t)last * T.sf_chunk;
             xr = T.sf_scratch + T.sf_scr_f[i] * LD - ra.b0;
