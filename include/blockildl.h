@@ -132,6 +132,17 @@ typedef enum {
                                      slower on wide levels (same results, bit for bit) */
 } ildl_solve_kernels;
 
+typedef enum {
+    ILDL_L2_PERSIST_AUTO = 0, /* GPU, n large enough for it to matter: the sync-free sweeps' output
+                                 vector and SQMR's q are launched with an L2 access policy window
+                                 (persisting), and setup raises the device's persisting-L2 size
+                                 (cudaLimitPersistingL2CacheSize, a setting of the whole device
+                                 for the process) to the vector's bytes, at most the device's
+                                 maximum; it never lowers it (default; docs/gpu.md) */
+    ILDL_L2_PERSIST_OFF = 1   /* no window, and the device's persisting-L2 size is left alone
+                                 (same results, bit for bit; ~2% slower per iteration at n >= 1M) */
+} ildl_l2_persist;
+
 /* Log callback: receives one line (no trailing newline) when verbosity > 0. */
 typedef void (*ildl_log_fn)(void *ctx, const char *line);
 /* Progress callback: called by ildl_solve after every SQMR iteration with the iteration
@@ -172,7 +183,8 @@ typedef struct ildl_options {
                                      called once per batch of iterations */
     void *progress_ctx;
     int solve_kernels;      /* ildl_solve_kernels of the GPU sync-free solves; default AUTO */
-    int reserved_int[14];
+    int l2_persist;         /* ildl_l2_persist: GPU vectors kept in L2; default AUTO */
+    int reserved_int[13];
     double reserved_double[16];
     void *reserved_ptr[4];
 } ildl_options;

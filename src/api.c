@@ -113,6 +113,7 @@ ILDL_API int ildl_options_default(ildl_options *o)
     o->leftover = ILDL_LEFTOVER_SCAN;
     o->solve_schedule = ILDL_SCHEDULE_SYNCFREE;
     o->solve_kernels = ILDL_SOLVE_KERNELS_AUTO;
+    o->l2_persist = ILDL_L2_PERSIST_AUTO;
     o->tol = 1e-6;
     o->max_iter = 1000;
     o->use_initial_guess = 0;
@@ -187,6 +188,8 @@ static int check_options(const ildl_options *o, char *msg, size_t len)
         return ildl_msg(msg, len, "unknown solve_schedule %d", o->solve_schedule), ILDL_ERR_INVALID_OPTION;
     if (o->solve_kernels != ILDL_SOLVE_KERNELS_AUTO && o->solve_kernels != ILDL_SOLVE_KERNELS_STAGED)
         return ildl_msg(msg, len, "unknown solve_kernels %d", o->solve_kernels), ILDL_ERR_INVALID_OPTION;
+    if (o->l2_persist != ILDL_L2_PERSIST_AUTO && o->l2_persist != ILDL_L2_PERSIST_OFF)
+        return ildl_msg(msg, len, "unknown l2_persist %d", o->l2_persist), ILDL_ERR_INVALID_OPTION;
     if (o->check_every < 1)
         return ildl_msg(msg, len, "check_every must be >= 1"), ILDL_ERR_INVALID_OPTION;
     return ILDL_SUCCESS;
@@ -273,7 +276,8 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
     }
     if (h->backend == ILDL_BACKEND_CUDA) {
         double tu = ildl_wtime();
-        st = ildl_cuda_create(&h->an.tiles, &h->A, h->opt.device_id, h->opt.solve_kernels, &h->cuda, h->err,
+        st = ildl_cuda_create(&h->an.tiles, &h->A, h->opt.device_id, h->opt.solve_kernels, h->opt.l2_persist, &h->cuda,
+                              h->err,
                               sizeof h->err);
         if (st && h->opt.backend == ILDL_BACKEND_AUTO) {
             logline(h, 1, "CUDA backend unavailable (%s); using the CPU backend", h->err);

@@ -26,6 +26,7 @@ static const named scalings[] = {{"none", ILDL_SCALING_NONE}, {"equilibrate", IL
                                  {"matching", ILDL_SCALING_MATCHING}, {0, 0}};
 static const named schedules[] = {{"levels", ILDL_SCHEDULE_LEVELS}, {"syncfree", ILDL_SCHEDULE_SYNCFREE}, {0, 0}};
 static const named solve_kernels[] = {{"auto", ILDL_SOLVE_KERNELS_AUTO}, {"staged", ILDL_SOLVE_KERNELS_STAGED}, {0, 0}};
+static const named l2_persists[] = {{"auto", ILDL_L2_PERSIST_AUTO}, {"off", ILDL_L2_PERSIST_OFF}, {0, 0}};
 static const named leftovers[] = {{"scan", ILDL_LEFTOVER_SCAN}, {"atomic", ILDL_LEFTOVER_ATOMIC}, {0, 0}};
 
 static const char *name_of(const named *t, int v)
@@ -88,6 +89,8 @@ static void usage(FILE *f)
         "  --schedule levels|syncfree    GPU triangular-solve schedule [%s]\n"
         "  --solve-kernels auto|staged   GPU sync-free solve kernels (staged: less device memory,\n"
         "                                slower on wide levels) [%s]\n"
+        "  --l2-persist auto|off         GPU: keep the sweeps' vectors in L2 (raises the device's\n"
+        "                                persisting-L2 size; off leaves it alone) [%s]\n"
         "  --tol TOL                     true relative residual target [%g]\n"
         "  --maxit N                     SQMR iteration limit [%d]\n"
         "  --threads N                   CPU threads, 0 = all [%d]\n"
@@ -105,7 +108,8 @@ static void usage(FILE *f)
         name_of(backends, d.backend), name_of(orderings, d.ordering), name_of(blockings, d.blocking),
         name_of(scalings, d.scaling), d.fill_level, d.fill_factor, d.drop_tol, name_of(pivots, d.pivoting),
         name_of(precisions, d.precision), d.max_block_size, d.block_threshold, name_of(leftovers, d.leftover),
-        name_of(schedules, d.solve_schedule), name_of(solve_kernels, d.solve_kernels), d.tol, d.max_iter,
+        name_of(schedules, d.solve_schedule), name_of(solve_kernels, d.solve_kernels),
+        name_of(l2_persists, d.l2_persist), d.tol, d.max_iter,
         d.num_threads);
 }
 
@@ -258,6 +262,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--leftover")) { NEEDV bad = parse_named(leftovers, o, v, &opt.leftover); }
         else if (!strcmp(o, "--schedule")) { NEEDV bad = parse_named(schedules, o, v, &opt.solve_schedule); }
         else if (!strcmp(o, "--solve-kernels")) { NEEDV bad = parse_named(solve_kernels, o, v, &opt.solve_kernels); }
+        else if (!strcmp(o, "--l2-persist")) { NEEDV bad = parse_named(l2_persists, o, v, &opt.l2_persist); }
         else if (!strcmp(o, "--fill-level")) { NEEDV bad = parse_int(o, v, &opt.fill_level); }
         else if (!strcmp(o, "--fill-factor")) { NEEDV bad = parse_double(o, v, &opt.fill_factor); }
         else if (!strcmp(o, "--threshold")) { NEEDV bad = parse_double(o, v, &opt.drop_tol); }

@@ -548,14 +548,15 @@ done:
  * x again as it wrote (perf-notes §71: per iteration -1.5 to -2.6% at n >= 1M). Raises the
  * device's persisting L2 size (cudaLimitPersistingL2CacheSize, a setting of the whole device in
  * this process) to the window's bytes if it is smaller, at most the device's maximum; never
- * lowers it. ILDL_L2_PERSIST=0 leaves the limit alone and launches without the window. */
-static void l2_window_setup(const cudaDeviceProp *prop, int32_t n, dev_tiles *D)
+ * lowers it. on = 0 (ildl_options.l2_persist OFF) or ILDL_L2_PERSIST=0 (experiments) leave the limit
+ * alone and launch without the window. */
+static void l2_window_setup(const cudaDeviceProp *prop, int32_t n, int on, dev_tiles *D)
 {
     const char *env = getenv("ILDL_L2_PERSIST");
     size_t bytes = sizeof(double) * (size_t)n, win = bytes, lim, cur = 0;
     D->l2_window = 0;
     D->l2_ratio = 0.0f;
-    if ((env && atoi(env) == 0) || prop->persistingL2CacheMaxSize <= 0 || prop->accessPolicyMaxWindowSize <= 0 ||
+    if (!on || (env && atoi(env) == 0) || prop->persistingL2CacheMaxSize <= 0 || prop->accessPolicyMaxWindowSize <= 0 ||
         bytes == 0)
         return;
     if (win > (size_t)prop->accessPolicyMaxWindowSize) win = (size_t)prop->accessPolicyMaxWindowSize;
@@ -571,7 +572,7 @@ static void l2_window_setup(const cudaDeviceProp *prop, int32_t n, dev_tiles *D)
 }
 
 extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id, int solve_kernels,
-                                ildl_cuda_ctx **out, char *msg, size_t msglen)
+                                int l2_persist, ildl_cuda_ctx **out, char *msg, size_t msglen)
 {
     device_scope scope;
     int status = ILDL_SUCCESS;
@@ -602,7 +603,7 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         CU(cudaGetDeviceProperties(&prop, device_id));
         snprintf(c->name, sizeof c->name, "%s", prop.name);
         c->sm_count = prop.multiProcessorCount;
-        l2_window_setup(&prop, T->n, &c->T);
+        l2_window_setup(&prop, T->n, l2_persist != ILDL_L2_PERSIST_OFF, &c->T);
     }
     ildl_profile_lap(&tp, "cuda: device and its properties");
     status = plan_chunks(c, T, rowbase, tile_rr, tile_s);

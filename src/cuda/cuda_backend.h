@@ -33,8 +33,9 @@ int ildl_cuda_warmup_finish(ildl_cuda_warmup *w);
  * (ildl_tiles_set_precision; then the double factor is never allocated). Returns
  * ILDL_SUCCESS, ILDL_ERR_NO_DEVICE, ILDL_ERR_OUT_OF_MEMORY (device memory) or
  * ILDL_ERR_DEVICE; msg says what failed. solve_kernels: ildl_solve_kernels (STAGED: the
- * lanes of the kernels without staging tiles are never allocated). */
-int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id, int solve_kernels,
+ * lanes of the kernels without staging tiles are never allocated); l2_persist:
+ * ildl_l2_persist (OFF: no L2 window, the device's persisting-L2 size left alone). */
+int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id, int solve_kernels, int l2_persist,
                      ildl_cuda_ctx **out, char *msg, size_t msglen);
 
 /* Factor on the device from T->a_val (host, loaded), invert the diagonal tiles for the solves

@@ -9,10 +9,10 @@ const char *ildl_cuda_last_message(void) { return ""; }
 ildl_cuda_warmup *ildl_cuda_warmup_start(int device_id) { (void)device_id; return NULL; }
 int ildl_cuda_warmup_finish(ildl_cuda_warmup *w) { (void)w; return 0; }
 
-int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id, int solve_kernels,
+int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id, int solve_kernels, int l2_persist,
                      ildl_cuda_ctx **out, char *msg, size_t msglen)
 {
-    (void)T; (void)A; (void)device_id; (void)solve_kernels;
+    (void)T; (void)A; (void)device_id; (void)solve_kernels; (void)l2_persist;
     if (out) *out = NULL;
     ildl_msg(msg, msglen, "this build of libblockildl has no CUDA backend");
     return ILDL_ERR_NO_DEVICE;

@@ -111,6 +111,13 @@ static void test_bad_matrices(void **state)
     assert_true(strstr(ildl_last_error(NULL), "solve_kernels") != NULL);
     o.solve_kernels = -1;
     assert_int_equal(ildl_setup(2, rp, c, v, &o, &h), ILDL_ERR_INVALID_OPTION);
+    ildl_options_default(&o);
+    assert_int_equal(o.l2_persist, ILDL_L2_PERSIST_AUTO);
+    o.l2_persist = 2;
+    assert_int_equal(ildl_setup(2, rp, c, v, &o, &h), ILDL_ERR_INVALID_OPTION);
+    assert_true(strstr(ildl_last_error(NULL), "l2_persist") != NULL);
+    o.l2_persist = -1;
+    assert_int_equal(ildl_setup(2, rp, c, v, &o, &h), ILDL_ERR_INVALID_OPTION);
     assert_null(h);
 }
 

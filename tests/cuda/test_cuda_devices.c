@@ -3,7 +3,8 @@
  * runs on the handle's device and leaves the calling thread on the device it was on; with two
  * GPUs the same problem on device 0 and on device 1 gives bitwise the same solution. And the
  * device's persisting-L2 size: setup raises it to hold the sweeps' output vector, never lowers
- * it, leaves it alone with ILDL_L2_PERSIST=0, and the window changes no bit of a solve. Skips
+ * it, leaves it alone with options.l2_persist OFF (and with ILDL_L2_PERSIST=0), and the window
+ * changes no bit of a solve. Skips
  * without a GPU (the two-device part without a second one). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,13 +34,14 @@ static int current_device(void)
 /* Setup, factor, solve and a host apply on device_id while the thread's current device is
  * `caller`; after every call the current device must still be `caller`. Returns the SQMR
  * iterations; x receives the solution. */
-static int solve_on(const ildl_csr *A, const double *b, int device_id, int caller, double *x)
+static int solve_on(const ildl_csr *A, const double *b, int device_id, int caller, int l2_persist, double *x)
 {
     assert_int_equal(cudaSetDevice(caller), cudaSuccess);
     ildl_options o;
     ildl_options_default(&o);
     o.backend = ILDL_BACKEND_CUDA;
     o.device_id = device_id;
+    o.l2_persist = l2_persist;
     ildl_handle *h = NULL;
     assert_int_equal(ildl_setup(A->n, A->rowptr, A->col, A->val, &o, &h), ILDL_SUCCESS);
     assert_int_equal(current_device(), caller);
@@ -86,7 +88,7 @@ static void test_device_ids(void **state)
     test_problem(99, &A, &b, &x0, &x1);
     int32_t n = A.n;
 
-    int it0 = solve_on(&A, b, 0, 0, x0);
+    int it0 = solve_on(&A, b, 0, 0, ILDL_L2_PERSIST_AUTO, x0);
     printf("device 0 from device 0: %d iterations\n", it0);
     /* out of range: a clear error, and the caller's device untouched */
     ildl_options o;
@@ -100,10 +102,10 @@ static void test_device_ids(void **state)
     assert_int_equal(current_device(), 0);
 
     if (ndev >= 2) {
-        int it1 = solve_on(&A, b, 0, 1, x1); /* handle on 0, caller on 1 */
+        int it1 = solve_on(&A, b, 0, 1, ILDL_L2_PERSIST_AUTO, x1); /* handle on 0, caller on 1 */
         assert_int_equal(it1, it0);
         assert_memory_equal(x1, x0, sizeof(double) * (size_t)n);
-        it1 = solve_on(&A, b, 1, 0, x1); /* handle on 1, caller on 0 */
+        it1 = solve_on(&A, b, 1, 0, ILDL_L2_PERSIST_AUTO, x1); /* handle on 1, caller on 0 */
         printf("device 1 from device 0: %d iterations\n", it1);
         assert_int_equal(it1, it0);
         assert_memory_equal(x1, x0, sizeof(double) * (size_t)n);
@@ -137,11 +139,15 @@ static void test_l2_persisting_limit(void **state)
     test_problem(7, &A, &b, &x0, &x1);
     int32_t n = A.n;
     size_t l0 = persisting_limit();
+    int it0 = solve_on(&A, b, 0, 0, ILDL_L2_PERSIST_OFF, x0);
+    assert_int_equal(persisting_limit(), l0); /* left alone by the option */
     setenv("ILDL_L2_PERSIST", "0", 1);
-    int it0 = solve_on(&A, b, 0, 0, x0);
-    assert_int_equal(persisting_limit(), l0); /* left alone */
+    int it2 = solve_on(&A, b, 0, 0, ILDL_L2_PERSIST_AUTO, x1);
+    assert_int_equal(persisting_limit(), l0); /* and by the experiments' variable */
     unsetenv("ILDL_L2_PERSIST");
-    int it1 = solve_on(&A, b, 0, 0, x1);
+    assert_int_equal(it2, it0);
+    assert_memory_equal(x1, x0, sizeof(double) * (size_t)n);
+    int it1 = solve_on(&A, b, 0, 0, ILDL_L2_PERSIST_AUTO, x1);
     size_t need = sizeof(double) * (size_t)n, l1 = persisting_limit();
     if (pmax <= 0) {
         printf("SKIP: the device has no persisting L2 lines: the window not tested\n");
@@ -154,7 +160,7 @@ static void test_l2_persisting_limit(void **state)
         /* never lowered: set the maximum, set up again */
         assert_int_equal(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, (size_t)pmax), cudaSuccess);
         size_t lm = persisting_limit();
-        (void)solve_on(&A, b, 0, 0, x1);
+        (void)solve_on(&A, b, 0, 0, ILDL_L2_PERSIST_AUTO, x1);
         assert_int_equal(persisting_limit(), lm);
         assert_int_equal(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, l0), cudaSuccess);
     }

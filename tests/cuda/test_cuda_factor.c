@@ -209,7 +209,7 @@ static int agree(const ildl_csr *A, const ildl_options *o, run_stats *rs)
     cpu_solve(T, yc);
 
     ildl_cuda_ctx *c = NULL;
-    assert_int_equal(ildl_cuda_create(T, A, 0, ILDL_SOLVE_KERNELS_AUTO, &c, msg, sizeof msg), ILDL_SUCCESS);
+    assert_int_equal(ildl_cuda_create(T, A, 0, ILDL_SOLVE_KERNELS_AUTO, ILDL_L2_PERSIST_AUTO, &c, msg, sizeof msg), ILDL_SUCCESS);
     double *za = malloc(sizeof(double) * n), *zb = malloc(sizeof(double) * n);
     /* an application before the map is installed is refused, not run on garbage indices */
     assert_int_equal(ildl_cuda_apply(c, yc, za, ILDL_MEMORY_HOST, NULL), ILDL_ERR_CALL_ORDER);
@@ -380,7 +380,7 @@ static void test_atomic_leftover(void **state)
     fa.leftover = ILDL_LEFTOVER_ATOMIC;
     ildl_factor_stats ss, sa;
     ildl_cuda_ctx *c = NULL;
-    assert_int_equal(ildl_cuda_create(T, &A, 0, ILDL_SOLVE_KERNELS_AUTO, &c, msg, sizeof msg), ILDL_SUCCESS);
+    assert_int_equal(ildl_cuda_create(T, &A, 0, ILDL_SOLVE_KERNELS_AUTO, ILDL_L2_PERSIST_AUTO, &c, msg, sizeof msg), ILDL_SUCCESS);
     assert_int_equal(ildl_cuda_factor(c, T, &fs, &ss, msg, sizeof msg), ILDL_SUCCESS);
     assert_true(ss.leftover_granted > 0); /* the case exercises the protocol */
     assert_int_equal(ildl_cuda_download_factor(c, T), ILDL_SUCCESS);
