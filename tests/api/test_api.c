@@ -75,6 +75,26 @@ static void test_null_and_defaults(void **state)
     assert_string_equal(ildl_version(), ILDL_VERSION_STRING);
 }
 
+/* The int option at byte `off` of ildl_options takes the values 0 and 1: its default is dflt, and
+ * 2 and -1 are refused (ILDL_ERR_INVALID_OPTION, a message naming it, no handle). */
+static void two_valued_option(size_t off, int dflt, const char *name)
+{
+    int64_t rp[3] = {0, 2, 4};
+    int32_t c[4] = {0, 1, 0, 1};
+    double v[4] = {1, 2, 2, -1};
+    ildl_options o;
+    ildl_options_default(&o);
+    int *field = (int *)((char *)&o + off);
+    assert_int_equal(*field, dflt);
+    for (int bad = -1; bad <= 2; bad += 3) {
+        ildl_handle *h = (ildl_handle *)0x1;
+        *field = bad;
+        assert_int_equal(ildl_setup(2, rp, c, v, &o, &h), ILDL_ERR_INVALID_OPTION);
+        assert_true(strstr(ildl_last_error(NULL), name) != NULL);
+        assert_null(h);
+    }
+}
+
 static void test_bad_matrices(void **state)
 {
     (void)state;
@@ -104,21 +124,9 @@ static void test_bad_matrices(void **state)
     ildl_options_default(&o);
     o.tol = 0;
     assert_int_equal(ildl_setup(2, rp, c, v, &o, &h), ILDL_ERR_INVALID_OPTION);
-    ildl_options_default(&o);
-    assert_int_equal(o.solve_kernels, ILDL_SOLVE_KERNELS_AUTO);
-    o.solve_kernels = 2;
-    assert_int_equal(ildl_setup(2, rp, c, v, &o, &h), ILDL_ERR_INVALID_OPTION);
-    assert_true(strstr(ildl_last_error(NULL), "solve_kernels") != NULL);
-    o.solve_kernels = -1;
-    assert_int_equal(ildl_setup(2, rp, c, v, &o, &h), ILDL_ERR_INVALID_OPTION);
-    ildl_options_default(&o);
-    assert_int_equal(o.l2_persist, ILDL_L2_PERSIST_AUTO);
-    o.l2_persist = 2;
-    assert_int_equal(ildl_setup(2, rp, c, v, &o, &h), ILDL_ERR_INVALID_OPTION);
-    assert_true(strstr(ildl_last_error(NULL), "l2_persist") != NULL);
-    o.l2_persist = -1;
-    assert_int_equal(ildl_setup(2, rp, c, v, &o, &h), ILDL_ERR_INVALID_OPTION);
     assert_null(h);
+    two_valued_option(offsetof(ildl_options, solve_kernels), ILDL_SOLVE_KERNELS_AUTO, "solve_kernels");
+    two_valued_option(offsetof(ildl_options, l2_persist), ILDL_L2_PERSIST_AUTO, "l2_persist");
 }
 
 static void test_call_order_and_untouched(void **state)
