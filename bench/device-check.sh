@@ -29,8 +29,9 @@ grep -E "generated|SQMR|refactor round|device apply|MISMATCH|PASSED|FAILED" "$OU
 # shared matrices: how many factor/solve comparisons were bitwise equal, per configuration
 awk 'NF >= 6 && $1 ~ /mtx/ {n[$2]++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok[$2]++}
      END {for (c in n) printf "bitwise %-8s %d of %d\n", c, ok[c] + 0, n[c]}' "$OUTDIR/gpu-tests.log" | sort
-# every sync-free solve row split into one-tile work items (rows of more than 128 tiles are by
-# default): the agreement test on the quick set again
+# every sync-free solve row split into one-tile work items (by default rows of more than 128
+# tiles are, and forward down to 64 while at most one row per SM is longer): the agreement test
+# on the quick set again
 mkdir -p /tmp/ildl-split
 for m in tuma2 stokes64 aug3dcqp sqd_aug2d_2x2_it5 cutest_kkt_VESUVIA_0000 bloweya maxwell_homogeneous4; do
   ln -sf "$PWD/.devdata/matrices/$m.mtx.gz" /tmp/ildl-split/; done
