@@ -276,9 +276,8 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
     }
     if (h->backend == ILDL_BACKEND_CUDA) {
         double tu = ildl_wtime();
-        st = ildl_cuda_create(&h->an.tiles, &h->A, h->opt.device_id, h->opt.solve_kernels, h->opt.l2_persist, &h->cuda,
-                              h->err,
-                              sizeof h->err);
+        st = ildl_cuda_create(&h->an.tiles, &h->A, h->opt.device_id, h->opt.solve_kernels, h->opt.l2_persist,
+                              &h->cuda, h->err, sizeof h->err);
         if (st && h->opt.backend == ILDL_BACKEND_AUTO) {
             logline(h, 1, "CUDA backend unavailable (%s); using the CPU backend", h->err);
             h->err[0] = 0;

@@ -477,11 +477,11 @@ static cudaError_t sf_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const in
 {
     dev_tiles &D = c->T;
     const char *env = getenv("ILDL_SF_SPLIT");
-    int split = env && atoi(env) > 0 ? atoi(env) : ILDL_SF_SPLIT;
-    int split_f = split; /* forward: lowered while the rows above it are few, unless set */
-    if (!(env && atoi(env) > 0))
-        split_f = ildl_sweep_split_threshold(T, ILDL_SWEEP_FORWARD, (int64_t)ILDL_SF_FEW_PER_SM * c->sm_count,
-                                             ILDL_SF_SPLIT_MIN, split);
+    const int set = env && atoi(env) > 0; /* one threshold for both sweeps */
+    int split = set ? atoi(env) : ILDL_SF_SPLIT;
+    int split_f = set ? split /* forward: else lowered while the rows above it are few */
+                      : ildl_sweep_split_threshold(T, ILDL_SWEEP_FORWARD, (int64_t)ILDL_SF_FEW_PER_SM * c->sm_count,
+                                                   ILDL_SF_SPLIT_MIN, split);
     int chunk = split_f < ILDL_SF_CHUNK ? split_f : ILDL_SF_CHUNK; /* split_f <= split */
     env = getenv("ILDL_SF_ORDER"); /* ildl_sweep_ticket_order: 0 level order, else chains */
     int chain = env ? atoi(env) != 0 : 1;
