@@ -187,7 +187,8 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
         if (c->pinned[k]) cudaHostUnregister(c->pinned[k]);
     void *ptrs[] = {(void *)c->T.bstart, (void *)c->T.row_ptr, (void *)c->T.row, (void *)c->T.col,
                     (void *)c->T.col_ptr, (void *)c->T.col_tiles, (void *)c->T.col_diag, (void *)c->T.level_rows,
-                    (void *)c->T.fwd_seq, (void *)c->T.bwd_seq, (void *)c->T.fwd_meta, (void *)c->T.bwd_meta,
+                    (void *)c->T.fwd_seq0, (void *)c->T.bwd_seq0, (void *)c->T.fwd_seq, (void *)c->T.bwd_seq,
+                    (void *)c->T.fwd_end, (void *)c->T.bwd_end, (void *)c->T.fwd_meta, (void *)c->T.bwd_meta,
                     (void *)c->T.a_ptr, (void *)c->T.a_idx, (void *)c->T.a_val, (void *)c->T.format,
                     (void *)c->T.cap, (void *)c->T.tile_order, (void *)c->T.off, (void *)c->T.nnz,
                     (void *)c->T.val, (void *)c->T.idx, (void *)c->T.piv, (void *)c->T.d_diag,
@@ -622,8 +623,12 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         CU(upload((int32_t **)&D.col, T->col, (size_t)T->ntiles, B));
         CU(upload((int64_t **)&D.col_ptr, T->col_ptr, (size_t)T->nb + 1, B));
         CU(upload((int64_t **)&D.col_tiles, T->col_tiles, (size_t)T->ntiles, B));
-        CU(upload((int64_t **)&D.fwd_seq, T->fwd_seq, (size_t)T->ntiles, B));
-        CU(upload((int64_t **)&D.bwd_seq, T->bwd_seq, (size_t)T->ntiles, B));
+        CU(upload((int64_t **)&D.fwd_seq0, T->fwd_seq, (size_t)T->ntiles, B));
+        CU(upload((int64_t **)&D.bwd_seq0, T->bwd_seq, (size_t)T->ntiles, B));
+        CU(upload(&D.fwd_seq, T->fwd_seq, (size_t)T->ntiles, B)); /* k_skip_empty rewrites row ranges */
+        CU(upload(&D.bwd_seq, T->bwd_seq, (size_t)T->ntiles, B));
+        CU(alloc(&D.fwd_end, (size_t)T->nb, B));
+        CU(alloc(&D.bwd_end, (size_t)T->nb, B));
         CU(alloc(&D.fwd_meta, (size_t)T->ntiles, B));
         CU(alloc(&D.bwd_meta, (size_t)T->ntiles, B));
         if (T->total_cap >= (1LL << SOLVE_META_OFF_BITS)) {

@@ -77,7 +77,13 @@ struct dev_tiles {
     const int32_t *row, *col;
     const int64_t *col_ptr, *col_tiles;
     const int64_t *col_diag; /* position of tile (i,i) in block column i (solves: tiles before it) */
-    const int64_t *fwd_seq, *bwd_seq; /* the solves' tile orders (ildl_tiles) */
+    const int64_t *fwd_seq0, *bwd_seq0; /* the solves' tile orders as analysed (ildl_tiles) */
+    /* ... as the solves read them: within each block row's range, the tiles the factorization
+     * left without an entry moved behind the others (k_skip_empty, after every factorization;
+     * other positions and split rows as analysed), and fwd_end[i] / bwd_end[i]: the end of
+     * block row i's non-empty tiles, where the solves stop */
+    int64_t *fwd_seq, *bwd_seq;
+    int64_t *fwd_end, *bwd_end;
     solve_meta *fwd_meta, *bwd_meta;  /* [ntiles] the tiles of fwd_seq, bwd_seq, packed (solve.cu) */
     const int32_t *level_rows;
     const int64_t *a_ptr;

@@ -296,13 +296,50 @@ template <bool FORWARD> __global__ void k_sf_records(dev_tiles T)
     r.b0 = T.bstart[i];
     r.u0 = T.off[T.row_ptr[i]];
     r.q0 = FORWARD ? T.col_ptr[i] : T.row_ptr[i] + 1;
-    r.nq = (int32_t)((FORWARD ? T.col_diag[i] : T.row_ptr[i + 1]) - r.q0);
+    r.nq = (int32_t)((FORWARD ? T.fwd_end[i] : T.bwd_end[i]) - r.q0); /* k_skip_empty */
     r.mc = (T.bstart[i + 1] - r.b0) | ((item.y + 1) << 8);
     (FORWARD ? T.sf_rec_f : T.sf_rec_b)[t] = r;
 }
 
+/* Block row i's tiles in the sweep's order (fwd_seq0 or bwd_seq0 over the row's range) into
+ * fwd_seq / bwd_seq with the empty ones (sparse, every entry dropped by the factorization)
+ * behind the others, whose order is kept; fwd_end[i] / bwd_end[i]: where the empty ones begin.
+ * An empty tile only adds +0 to its row's sums (the CPU reference adds nothing for it), so a
+ * sweep that stops at the end gives the same bits for finite values, without the tile's wait
+ * for its dependency or its loads (stokes64: 5% of the tiles, perf-notes §73). A split row
+ * (sf_scr_* >= 0) keeps every tile where it is: its items are planned by its tile count.
+ * skip == 0 keeps every row whole (experiments: ILDL_SKIP_EMPTY=0). One warp per row. */
+template <bool FORWARD> __global__ void k_skip_empty(dev_tiles T, int skip)
+{
+    const unsigned FULL = 0xffffffffu;
+    int32_t i = (int32_t)(((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+    if (i >= T.nb) return;
+    int lane = threadIdx.x & 31;
+    int64_t q0 = FORWARD ? T.col_ptr[i] : T.row_ptr[i] + 1, qe = FORWARD ? T.col_diag[i] : T.row_ptr[i + 1];
+    const int64_t *src = FORWARD ? T.fwd_seq0 : T.bwd_seq0;
+    int64_t *dst = FORWARD ? T.fwd_seq : T.bwd_seq, *end = FORWARD ? T.fwd_end : T.bwd_end;
+    const bool whole = !skip || (FORWARD ? T.sf_scr_f : T.sf_scr_b)[i] >= 0;
+    int64_t w = q0;
+    for (int pass = 0; pass < 2; pass++) { /* the non-empty tiles, then the empty ones */
+        for (int64_t b = q0; b < qe; b += 32) {
+            int64_t q = b + lane, t = q < qe ? src[q] : 0;
+            bool take = q < qe && (whole || (T.nnz[t] != 0) == (pass == 0));
+            unsigned m = __ballot_sync(FULL, take);
+            if (take) dst[w + __popc(m & ((1u << lane) - 1))] = t;
+            w += __popc(m);
+        }
+        if (pass == 0 && lane == 0) end[i] = w;
+        if (whole) break;
+    }
+}
+
 void solve_meta_launch(const dev_tiles &T, cudaStream_t s)
 {
+    const char *env = getenv("ILDL_SKIP_EMPTY");
+    int skip = env ? atoi(env) != 0 : 1;
+    unsigned rgrid = (unsigned)(((int64_t)T.nb * 32 + 255) / 256);
+    k_skip_empty<true><<<rgrid, 256, 0, s>>>(T, skip);
+    k_skip_empty<false><<<rgrid, 256, 0, s>>>(T, skip);
     unsigned grid = (unsigned)((T.ntiles + 255) / 256);
     k_solve_meta<true><<<grid, 256, 0, s>>>(T);
     k_solve_meta<false><<<grid, 256, 0, s>>>(T);
@@ -999,7 +1036,7 @@ template <bool FORWARD> __device__ __forceinline__ row_at row_from_tiles(const d
     a.mi = T.bstart[i + 1] - a.b0;
     a.u0 = T.off[T.row_ptr[i]];
     a.q0 = FORWARD ? T.col_ptr[i] : T.row_ptr[i] + 1;
-    a.qend = FORWARD ? T.col_diag[i] : T.row_ptr[i + 1];
+    a.qend = FORWARD ? T.fwd_end[i] : T.bwd_end[i]; /* the empty tiles skipped (k_skip_empty) */
     return a;
 }
 
