@@ -8,6 +8,11 @@ path (from the last row published, back through the dependency each row waited f
              (the sweep lacked blocks: throughput-bound),
   handoff    from the dependency's publish to the waiting warp seeing it,
   finish     from then to the row's own publish (last tile, combine, V_ii, publish).
+The kernels without staging tiles (one warp a row, the default at n >= 1M) record as the
+row's last wait the last tile whose dependency was still unset at its first poll (the one
+the row actually waited for), and in place of the staged kernels' stage / wait / compute
+times: the tiles that waited, the ns in all dependency reads, the ns in the waits; their
+finish is split the same way (walk end, V_ii applied, published). perf-notes §74.
 """
 import statistics
 import struct

@@ -441,6 +441,8 @@ static int set_solve_warps(ildl_cuda_ctx *c, int wf, int wb)
         CU(solve_set_small_sparse(env ? atoi(env) : 1));
         env = getenv("ILDL_SF_BACKOFF"); /* experiments: the longest pause between polls, ns */
         CU(solve_set_backoff(env && atoi(env) > 0 ? (unsigned)atoi(env) : ILDL_SF_BACKOFF));
+        env = getenv("ILDL_VII_L1"); /* experiments: tiles before a row's end that V_ii is asked of L1 */
+        CU(solve_set_vii_l1(env ? atoi(env) : ILDL_VII_L1_AHEAD));
     }
     /* the settings are written through the legacy stream; the solves run on non-blocking ones */
     CU(device_sync_locked());

@@ -67,6 +67,11 @@ cudaError_t solve_set_small_sparse(int on);
 #define ILDL_SF_BACKOFF 64
 #endif
 cudaError_t solve_set_backoff(unsigned ns);
+/* Tiles before a one-warp row's end at which V_ii is asked of L1 (ILDL_VII_L1; 0: never). */
+#ifndef ILDL_VII_L1_AHEAD
+#define ILDL_VII_L1_AHEAD 1
+#endif
+cudaError_t solve_set_vii_l1(int ahead);
 #ifdef ILDL_SOLVE_TRACE
 cudaError_t solve_set_trace(unsigned long long *buf);
 #endif

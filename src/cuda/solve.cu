@@ -37,6 +37,10 @@ __constant__ int c_sf_protocol;
 #define SF_UNSET 0x7ff4deadbeefcafeLL
 /* The longest pause between two polls of a flag, ns (solve_set_backoff). */
 __constant__ unsigned c_sf_backoff;
+/* A one-warp row asks L1 for V_ii's lines this many tiles before its end (solve_set_vii_l1;
+ * 0: never): its last tiles wait on the rows finished last, so the lines arrive meanwhile and
+ * the V_ii product at the row's end reads L1 instead of L2 (perf-notes §74). */
+__constant__ int c_vii_l1_ahead;
 
 /* Wait until row k's flag carries this epoch, then make its x visible to the warp. */
 __device__ __forceinline__ void sf_wait(const int *done, int32_t k, int epoch)
@@ -98,6 +102,9 @@ template <bool SF> __device__ __forceinline__ double ld_dep(const double *p)
     return SF ? __ldcg(p) : *p;
 }
 
+#ifdef ILDL_SOLVE_TRACE
+__shared__ int s_trace_spun; /* the no-staging path: this tile's first poll found a value unset */
+#endif
 /* Protocol 2: lane c < m returns p[c] once it is set (all lanes wait for all m values). */
 __device__ __forceinline__ double sf_poll_values(const double *p, int m)
 {
@@ -116,6 +123,9 @@ __device__ __forceinline__ double sf_poll_values(const double *p, int m)
 #endif
         }
         if (__all_sync(0xffffffffu, ok)) break;
+#ifdef ILDL_SOLVE_TRACE
+        if (c == 0) s_trace_spun = 1;
+#endif
         __nanosleep(ns);
         if (ns < c_sf_backoff) ns *= 2;
     }
@@ -175,6 +185,22 @@ __device__ __forceinline__ unsigned long long trace_after(double v)
     do {                                                                                           \
         if ((threadIdx.x & 31) == 0) atomicAdd(&s_trace_sum[k], (ns));                             \
     } while (0)
+/* The no-staging path, after a tile's dependency: its time in the wait; if the poll spun, the
+ * row's last spun wait (its end and dependency, s_trace_last). */
+__device__ __forceinline__ void trace_tile_wait(unsigned long long tw0, unsigned long long tw1, int32_t dep)
+{
+    __syncwarp();
+    if ((threadIdx.x & 31) == 0) {
+        s_trace_sum[1] += tw1 - tw0;
+        s_trace_sum[3] += 1;
+        if (s_trace_spun) {
+            s_trace_sum[0] += 1;
+            s_trace_sum[2] += tw1 - tw0;
+            s_trace_last = ((tw1 & ((1ULL << 40) - 1)) << 24) | (unsigned)dep;
+        }
+    }
+    __syncwarp();
+}
 /* A row's records start (the claim time; sums reset) and end (written after the publish). */
 __device__ __forceinline__ unsigned long long trace_row_begin()
 {
@@ -674,6 +700,15 @@ template <typename S> __device__ __forceinline__ void prefetch_l2_lines(const S 
     for (int e = (threadIdx.x & 31) * per_line; e < count; e += LD * per_line)
         asm volatile("prefetch.global.L2 [%0];" ::"l"(p + e));
 }
+/* The same into L1 (p's first and last elements' lines included whatever p's alignment). */
+template <typename S> __device__ __forceinline__ void prefetch_l1_lines(const S *p, int count)
+{
+    if (count <= 0) return;
+    const char *a = (const char *)p, *z = (const char *)(p + count - 1);
+    const char *a0 = (const char *)((uintptr_t)a & ~(uintptr_t)127);
+    for (const char *l = a0 + (threadIdx.x & 31) * 128; l <= z; l += LD * 128)
+        asm volatile("prefetch.global.L1 [%0];" ::"l"(l));
+}
 template <typename S> __device__ __forceinline__ void prefetch_dense(const dev_tiles &T, int64_t v0, int count)
 {
     prefetch_l2_lines<S>(stage_ptr<S>(T, v0), count);
@@ -771,7 +806,15 @@ __device__ __forceinline__ double sparse_sum_lanes(const dev_tiles &T, const til
         in[k] = k < cnt ? (int)(FORWARD ? T.lane_row : T.lane_col)[e0 + k] : 0;
     }
     if (cnt > LANE_PRE) prefetch_lane_tail<FORWARD, S>(T, e0 + LANE_PRE);
+    TRACE_T(tw0);
+#ifdef ILDL_SOLVE_TRACE
+    if ((threadIdx.x & 31) == 0) s_trace_spun = 0;
+    __syncwarp();
+#endif
     double xd = dep_values<SF>(x + m->dep0[q], m->depm[q], m->dep[q], done, epoch);
+#ifdef ILDL_SOLVE_TRACE
+    if (SF) trace_tile_wait(tw0, trace_after(xd), m->dep[q]);
+#endif
     double s = 0.0;
 #pragma unroll
     for (int k = 0; k < LANE_PRE; k++) {
@@ -810,7 +853,15 @@ __device__ __forceinline__ double tile_sum_nostage(const dev_tiles &T, const til
     if (m->sparse[q]) return sparse_sum_lanes<FORWARD, SF, P, S>(T, m, q, x, done, epoch);
     int md = m->depm[q];
     prefetch_dense<S>(T, m->off[q], md * mi);
+    TRACE_T(tw0);
+#ifdef ILDL_SOLVE_TRACE
+    if ((threadIdx.x & 31) == 0) s_trace_spun = 0;
+    __syncwarp();
+#endif
     double xd = dep_values<SF>(x + m->dep0[q], md, m->dep[q], done, epoch);
+#ifdef ILDL_SOLVE_TRACE
+    if (SF) trace_tile_wait(tw0, trace_after(xd), m->dep[q]);
+#endif
     return dense_global<FORWARD, S>(T, m->off[q], md, mi, xd);
 }
 
@@ -944,15 +995,21 @@ template <typename S> __device__ __forceinline__ double vii_backward(double xv, 
 template <typename S> __device__ __forceinline__ const S *stage_ptr(const dev_tiles &T, int64_t p);
 template <> __device__ __forceinline__ const double *stage_ptr<double>(const dev_tiles &T, int64_t p) { return T.val + p; }
 template <> __device__ __forceinline__ const float *stage_ptr<float>(const dev_tiles &T, int64_t p) { return T.val32 + p; }
-template <typename S> __device__ __forceinline__ void prefetch_vii(const dev_tiles &T, int64_t u0, int mi)
+template <bool L1> __device__ __forceinline__ void prefetch_line(const void *p) /* into L1, or L2 */
+{
+    if constexpr (L1) asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
+    else asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+/* L1: into L1 instead, shortly before the row's end (row_one_warp, c_vii_l1_ahead). */
+template <typename S, bool L1 = false> __device__ __forceinline__ void prefetch_vii(const dev_tiles &T, int64_t u0, int mi)
 {
     int l = threadIdx.x & 31;
     if (l + 1 < mi) {
         const char *a = (const char *)stage_ptr<S>(T, u0 + (int64_t)l * mi + l + 1);
         const char *b = (const char *)stage_ptr<S>(T, u0 + (int64_t)l * mi + mi - 1);
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
-        if (b - a >= 128) asm volatile("prefetch.global.L2 [%0];" ::"l"(a + 128));
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(b));
+        prefetch_line<L1>(a);
+        if (b - a >= 128) prefetch_line<L1>(a + 128);
+        prefetch_line<L1>(b);
     }
 }
 
@@ -1064,6 +1121,8 @@ __device__ void row_one_warp(const dev_tiles &T, const row_at &ra, const double 
     const S *vp = NULL;
     if constexpr (PK) vp = vii_packed<S>(T, ra.i);
     else prefetch_vii<S>(T, u0, mi); /* V_ii = U_ii^-1 for the end, asked for now */
+    /* the tile before which V_ii is asked of L1: c_vii_l1_ahead from the end, or the first */
+    const int64_t qpf = c_vii_l1_ahead ? (ra.qend - c_vii_l1_ahead > ra.q0 ? ra.qend - c_vii_l1_ahead : ra.q0) : -1;
     for (int64_t cb = ra.q0; cb < ra.qend; cb += P) {
         int ng = (int)(ra.qend - cb < P ? ra.qend - cb : P);
         gather_meta<FORWARD>(T, cb, ng, &meta);
@@ -1071,13 +1130,19 @@ __device__ void row_one_warp(const dev_tiles &T, const row_at &ra, const double 
          * where the load of its offset held up the first tile (perf-notes §62) */
         if (PK && cb == ra.q0) prefetch_l2_lines<S>(vp, mi * (mi - 1) / 2);
         for (int q = 0; q < ng; q++) {
+            if (cb + q == qpf) {
+                if constexpr (PK) prefetch_l1_lines<S>(vp, mi * (mi - 1) / 2);
+                else prefetch_vii<S, true>(T, u0, mi);
+            }
             xv -= FORWARD ? tile_tmatvec<SF, P, S, NS>(T, &meta, q, mi, x, us, done, epoch)
                           : tile_matvec<SF, P, S, NS>(T, &meta, q, mi, x, us, done, epoch);
         }
         __syncwarp(); /* meta is rewritten by the next group */
     }
+    TRACE_MARK(0, xv);
     if constexpr (PK) xv = vii_backward_packed<S>(xv, vp, mi);
     else xv = FORWARD ? vii_forward_global<S>(xv, T, u0, mi) : vii_backward_global<S>(xv, T, u0, mi);
+    TRACE_MARK(1, xv);
     if (c < mi) st_row<SF>(x + ra.b0 + c, xv);
     __syncwarp();
 }
@@ -1488,6 +1553,12 @@ cudaError_t solve_set_small_sparse(int on)
 cudaError_t solve_set_backoff(unsigned ns)
 {
     return cudaMemcpyToSymbol(c_sf_backoff, &ns, sizeof ns);
+}
+
+cudaError_t solve_set_vii_l1(int ahead)
+{
+    int v = ahead > 0 ? ahead : 0;
+    return cudaMemcpyToSymbol(c_vii_l1_ahead, &v, sizeof v);
 }
 
 cudaError_t solve_set_protocol(int protocol)
