@@ -1120,7 +1120,10 @@ __device__ void row_one_warp(const dev_tiles &T, const row_at &ra, const double 
     constexpr bool PK = NS && !FORWARD; /* the backward sweep reads the packed V_ii (k_vii_pack) */
     const S *vp = NULL;
     if constexpr (PK) vp = vii_packed<S>(T, ra.i);
-    else prefetch_vii<S>(T, u0, mi); /* V_ii = U_ii^-1 for the end, asked for now */
+    /* V_ii = U_ii^-1 for the end: asked of L1 shortly before it (qpf below), or else of L2 now.
+     * Not both: a line asked for at the start of a row of tens of tiles is mostly gone from L2
+     * by its end, read from memory twice (perf-notes §74: -4% per iteration without it) */
+    if (!PK && !c_vii_l1_ahead) prefetch_vii<S>(T, u0, mi);
     /* the tile before which V_ii is asked of L1: c_vii_l1_ahead from the end, or the first */
     const int64_t qpf = c_vii_l1_ahead ? (ra.qend - c_vii_l1_ahead > ra.q0 ? ra.qend - c_vii_l1_ahead : ra.q0) : -1;
     for (int64_t cb = ra.q0; cb < ra.qend; cb += P) {
@@ -1128,7 +1131,7 @@ __device__ void row_one_warp(const dev_tiles &T, const row_at &ra, const double 
         gather_meta<FORWARD>(T, cb, ng, &meta);
         /* packed: asked for once the first group's metadata is in, not at the row's start
          * where the load of its offset held up the first tile (perf-notes §62) */
-        if (PK && cb == ra.q0) prefetch_l2_lines<S>(vp, mi * (mi - 1) / 2);
+        if (PK && cb == ra.q0 && !c_vii_l1_ahead) prefetch_l2_lines<S>(vp, mi * (mi - 1) / 2);
         for (int q = 0; q < ng; q++) {
             if (cb + q == qpf) {
                 if constexpr (PK) prefetch_l1_lines<S>(vp, mi * (mi - 1) / 2);
