@@ -185,10 +185,18 @@ __device__ __forceinline__ unsigned long long trace_after(double v)
     do {                                                                                           \
         if ((threadIdx.x & 31) == 0) atomicAdd(&s_trace_sum[k], (ns));                             \
     } while (0)
-/* The no-staging path, after a tile's dependency: its time in the wait; if the poll spun, the
- * row's last spun wait (its end and dependency, s_trace_last). */
-__device__ __forceinline__ void trace_tile_wait(unsigned long long tw0, unsigned long long tw1, int32_t dep)
+/* The no-staging path, a tile's dependency: before the wait (the time; s_trace_spun cleared),
+ * and once xd is in: its time in the wait; if the poll spun, the row's last spun wait (its end
+ * and dependency, s_trace_last). */
+__device__ __forceinline__ unsigned long long trace_tile_begin()
 {
+    if ((threadIdx.x & 31) == 0) s_trace_spun = 0;
+    __syncwarp();
+    return trace_now();
+}
+__device__ __forceinline__ void trace_tile_wait(unsigned long long tw0, double xd, int32_t dep)
+{
+    unsigned long long tw1 = trace_after(xd);
     __syncwarp();
     if ((threadIdx.x & 31) == 0) {
         s_trace_sum[1] += tw1 - tw0;
@@ -227,6 +235,8 @@ __device__ __forceinline__ void trace_row_end(int dir, int32_t nb, int t, int32_
 __device__ __forceinline__ int trace_pos(const int2 *items, int t) { return items[t].x; }
 #else
 __device__ __forceinline__ int trace_pos(const int2 *, int) { return 0; }
+__device__ __forceinline__ unsigned long long trace_tile_begin() { return 0; }
+__device__ __forceinline__ void trace_tile_wait(unsigned long long, double, int32_t) {}
 __device__ __forceinline__ unsigned long long trace_row_begin() { return 0; }
 __device__ __forceinline__ void trace_row_end(int, int32_t, int, int32_t, unsigned long long) {}
 #define TRACE_WAITED(dep) ((void)0)
@@ -806,15 +816,9 @@ __device__ __forceinline__ double sparse_sum_lanes(const dev_tiles &T, const til
         in[k] = k < cnt ? (int)(FORWARD ? T.lane_row : T.lane_col)[e0 + k] : 0;
     }
     if (cnt > LANE_PRE) prefetch_lane_tail<FORWARD, S>(T, e0 + LANE_PRE);
-    TRACE_T(tw0);
-#ifdef ILDL_SOLVE_TRACE
-    if ((threadIdx.x & 31) == 0) s_trace_spun = 0;
-    __syncwarp();
-#endif
+    unsigned long long tw0 = trace_tile_begin();
     double xd = dep_values<SF>(x + m->dep0[q], m->depm[q], m->dep[q], done, epoch);
-#ifdef ILDL_SOLVE_TRACE
-    if (SF) trace_tile_wait(tw0, trace_after(xd), m->dep[q]);
-#endif
+    if (SF) trace_tile_wait(tw0, xd, m->dep[q]);
     double s = 0.0;
 #pragma unroll
     for (int k = 0; k < LANE_PRE; k++) {
@@ -853,15 +857,9 @@ __device__ __forceinline__ double tile_sum_nostage(const dev_tiles &T, const til
     if (m->sparse[q]) return sparse_sum_lanes<FORWARD, SF, P, S>(T, m, q, x, done, epoch);
     int md = m->depm[q];
     prefetch_dense<S>(T, m->off[q], md * mi);
-    TRACE_T(tw0);
-#ifdef ILDL_SOLVE_TRACE
-    if ((threadIdx.x & 31) == 0) s_trace_spun = 0;
-    __syncwarp();
-#endif
+    unsigned long long tw0 = trace_tile_begin();
     double xd = dep_values<SF>(x + m->dep0[q], md, m->dep[q], done, epoch);
-#ifdef ILDL_SOLVE_TRACE
-    if (SF) trace_tile_wait(tw0, trace_after(xd), m->dep[q]);
-#endif
+    if (SF) trace_tile_wait(tw0, xd, m->dep[q]);
     return dense_global<FORWARD, S>(T, m->off[q], md, mi, xd);
 }
 
