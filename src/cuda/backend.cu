@@ -712,6 +712,10 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         if (!c->level_ptr) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
         memcpy(c->level_ptr, T->level_ptr, sizeof(int32_t) * ((size_t)T->nlevels + 1));
         c->nb = T->nb;
+        {
+            const char *env = getenv("ILDL_SKIP_EMPTY"); /* experiments: 0 keeps every tile */
+            c->skip_empty = env ? atoi(env) != 0 : 1;
+        }
         CU(factor_configure());
         for (int k = 0; k < 2; k++) CU(cudaStreamCreateWithFlags(&c->fstream[k], cudaStreamNonBlocking));
         CU(cudaEventCreateWithFlags(&c->ev_fork, cudaEventDisableTiming));
@@ -893,7 +897,7 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
         snprintf(g_cuda_msg, sizeof g_cuda_msg, "device factorization reported internal error %d", hs.err);
         goto cleanup;
     }
-    solve_meta_launch(c->T, c->fstream[0]);
+    solve_meta_launch(c->T, c->skip_empty, c->fstream[0]);
     CU_LAUNCH();
     if (!c->T.val32 || c->single) /* mixed: after the rounding (ildl_cuda_round_single) */
         CU(solve_lanes_launch(c->T, c->fstream[0]));

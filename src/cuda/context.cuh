@@ -70,6 +70,7 @@ struct ildl_cuda_ctx {
     int sf_blocks_f, sf_blocks_b; /* grids of the sync-free solve kernels: as many blocks as fit */
     int sf_vglobal;        /* the forward sync-free kernel reads V_ii from global memory (wide levels) */
     int sf_nostage;        /* the sync-free kernels without staging tiles (wider levels: SOLVE_*_NS) */
+    int skip_empty;        /* the solves skip the tiles a factorization left empty (ILDL_SKIP_EMPTY=0: not) */
     int lanes_failed;      /* the lanes of those kernels did not fit in device memory: staged kernels */
     int staged_only;       /* ILDL_SOLVE_KERNELS_STAGED: never those kernels (nor their lanes) */
     int *d_done_f, *d_done_b, *d_epoch, *d_tickets; /* sync-free solve flags; d_tickets[2] = 0 */

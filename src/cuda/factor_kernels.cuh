@@ -50,7 +50,7 @@ enum { SOLVE_FORWARD_LEVEL, SOLVE_BACKWARD_LEVEL, SOLVE_FORWARD_SYNCFREE, SOLVE_
 #define ILDL_SOLVE_WARPS_NS 1
 int solve_warps_valid(int warps);
 /* Pack T.fwd_meta and T.bwd_meta from the factor just computed, on stream s (solve.cu). */
-void solve_meta_launch(const dev_tiles &T, cudaStream_t s);
+void solve_meta_launch(const dev_tiles &T, int skip_empty, cudaStream_t s);
 /* The lanes of the solves without staging tiles (dev_tiles.lane_*), from the factor just
  * computed, on stream s; their scan's scratch bytes for n tiles (solve.cu). */
 cudaError_t solve_lanes_launch(const dev_tiles &T, cudaStream_t s);

@@ -42,22 +42,28 @@ __constant__ unsigned c_sf_backoff;
  * the V_ii product at the row's end reads L1 instead of L2 (perf-notes §74). */
 __constant__ int c_vii_l1_ahead;
 
+/* The calling thread polls *flag by acquire loads until it carries epoch, pausing between polls
+ * (8 ns, doubling up to max_ns): thousands of spinning warps otherwise load the L2 that the
+ * rows on the critical path need. */
+__device__ __forceinline__ void acquire_until(const int *flag, int epoch, unsigned max_ns)
+{
+    for (unsigned ns = 8;;) {
+        int v;
+        asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+        if (v == epoch) break;
+        __nanosleep(ns);
+        if (ns < max_ns) ns *= 2;
+    }
+}
+
 /* Wait until row k's flag carries this epoch, then make its x visible to the warp. */
 __device__ __forceinline__ void sf_wait(const int *done, int32_t k, int epoch)
 {
     if ((threadIdx.x & 31) == 0) {
-        /* back off a little: thousands of spinning warps otherwise load the L2 that the
-         * rows on the critical path need */
-        unsigned ns = 8;
         if (c_sf_protocol) {
-            for (;;) {
-                int v;
-                asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(done + k) : "memory");
-                if (v == epoch) break;
-                __nanosleep(ns);
-                if (ns < c_sf_backoff) ns *= 2;
-            }
+            acquire_until(done + k, epoch, c_sf_backoff);
         } else {
+            unsigned ns = 8;
             while (*(volatile const int *)(done + k) != epoch) {
                 __nanosleep(ns);
                 if (ns < c_sf_backoff) ns *= 2;
@@ -72,13 +78,7 @@ __device__ __forceinline__ void sf_wait(const int *done, int32_t k, int epoch)
  * (row_chunk) before its last item goes on from it. */
 __device__ __forceinline__ void sf_wait_ready(const int *flag, int epoch)
 {
-    if ((threadIdx.x & 31) == 0)
-        for (unsigned ns = 8;; ns = ns < 256 ? 2 * ns : ns) {
-            int v;
-            asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
-            if (v == epoch) break;
-            __nanosleep(ns);
-        }
+    if ((threadIdx.x & 31) == 0) acquire_until(flag, epoch, 256);
     __syncwarp(); /* the lanes' loads of the running sum come after lane 0's acquire */
 }
 
@@ -369,13 +369,11 @@ template <bool FORWARD> __global__ void k_skip_empty(dev_tiles T, int skip)
     }
 }
 
-void solve_meta_launch(const dev_tiles &T, cudaStream_t s)
+void solve_meta_launch(const dev_tiles &T, int skip_empty, cudaStream_t s)
 {
-    const char *env = getenv("ILDL_SKIP_EMPTY");
-    int skip = env ? atoi(env) != 0 : 1;
     unsigned rgrid = (unsigned)(((int64_t)T.nb * 32 + 255) / 256);
-    k_skip_empty<true><<<rgrid, 256, 0, s>>>(T, skip);
-    k_skip_empty<false><<<rgrid, 256, 0, s>>>(T, skip);
+    k_skip_empty<true><<<rgrid, 256, 0, s>>>(T, skip_empty);
+    k_skip_empty<false><<<rgrid, 256, 0, s>>>(T, skip_empty);
     unsigned grid = (unsigned)((T.ntiles + 255) / 256);
     k_solve_meta<true><<<grid, 256, 0, s>>>(T);
     k_solve_meta<false><<<grid, 256, 0, s>>>(T);
