@@ -65,6 +65,8 @@ grep -E "^refactor round" "$OUTDIR/gpu-tests-pageable.log"
 # the sweeps' tickets in level order (ILDL_SF_ORDER=0; the default is the chain order of
 # src/analyse/tickets.c): any topological order must give the same bits
 agreement level-order "tickets in level order" ILDL_SF_ORDER=0
+timeout 120 $B/tests/cuda_test_cuda_rhs > "$OUTDIR/rhs.log" 2>&1; echo "extreme right-hand sides test exit $?"
+grep -E "^laplace|^diagonal|^GPU 2-norms|^device apply" "$OUTDIR/rhs.log"
 timeout 120 $B/tests/api_test_api > "$OUTDIR/api.log" 2>&1; echo "api tests exit $?"
 timeout 120 $B/tests/cuda_test_cuda_oom > "$OUTDIR/oom.log" 2>&1; echo "device memory exhaustion test exit $?"
 timeout 120 $B/tests/cuda_test_cuda_threads > "$OUTDIR/threads.log" 2>&1; echo "concurrent handles test exit $?"
@@ -90,6 +92,12 @@ if [ -n "$SAN" ]; then
     ILDL_SF_NOSTAGE=1 ILDL_SF_SPLIT=2 ILDL_TEST_SMALL=1 timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_factor \
       > "$OUTDIR/sanitizer-$tool-nostage-split.log" 2>&1
     echo "compute-sanitizer $tool, no staging tiles, rows split, exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-nostage-split.log" | tail -n 1)"
+  done
+  # the 2-norms' scaled paths (host-driven and the step kernel's one-block fallback) and the
+  # solves of right-hand sides scaled far out
+  for tool in $TOOLS; do
+    timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_rhs > "$OUTDIR/sanitizer-$tool-rhs.log" 2>&1
+    echo "compute-sanitizer $tool, extreme right-hand sides, exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-rhs.log" | tail -n 1)"
   done
   # SQMR's kernels (the tests above skip SQMR under the sanitizer): a whole solve, under
   # memcheck on tuma2; under racecheck on a generated 648-row control problem (7 iterations):

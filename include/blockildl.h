@@ -70,6 +70,11 @@ typedef enum ildl_status {
     ILDL_ERR_INTERNAL = 20         /* an internal invariant failed: please report */
 } ildl_status;
 
+/* ---------------------------------------------------------------- limits */
+#define ILDL_MAX_THREADS 1024        /* ildl_options.num_threads is 0..ILDL_MAX_THREADS */
+#define ILDL_MAX_FILL_LEVEL 1000000  /* ildl_options.fill_level is 0..ILDL_MAX_FILL_LEVEL (a level
+                                        beyond the number of blocks adds nothing) */
+
 /* ---------------------------------------------------------------- option enums */
 typedef enum { ILDL_BACKEND_AUTO = 0, ILDL_BACKEND_CPU = 1, ILDL_BACKEND_CUDA = 2 } ildl_backend;
 typedef enum {
@@ -157,7 +162,7 @@ typedef struct ildl_options {
     int scaling;            /* ildl_scaling; default MATCHING */
     int pivoting;           /* ildl_pivoting; default ROOK */
     int precision;          /* ildl_precision; default DOUBLE */
-    int fill_level;         /* l_f >= 0: block level of fill; default 1 */
+    int fill_level;         /* l_f in 0..ILDL_MAX_FILL_LEVEL: block level of fill; default 1 */
     double fill_factor;     /* r_f >= 1: capacity per block = r_f * nnz(A_ij); default 8; <=0 = unlimited */
     double drop_tol;        /* tau >= 0: drop |u| <= tau*||u_row||_2; default 1e-4 */
     int max_block_size;     /* 1..32; default 32 */
@@ -165,18 +170,22 @@ typedef struct ildl_options {
                                by similarity down to any overlap; RB: plain runs of
                                max_block_size rows of the ordering) */
     double block_decay;     /* BR: threshold factor per coarsening level; default 0.9 */
-    double pivot_tol;       /* |pivot| below this (after scaling) is perturbed; default 1e-10 */
-    double pivot_perturb;   /* magnitude a perturbed pivot gets; default 1e-6 */
+    double pivot_tol;       /* finite, >= 0: |pivot| below this (after scaling) is perturbed;
+                               default 1e-10 */
+    double pivot_perturb;   /* finite, > 0: magnitude a perturbed pivot gets; default 1e-6 */
     int leftover;           /* ildl_leftover; default SCAN (deterministic) */
-    double tol;             /* SQMR: true ||b-Ax||/||b|| target; default 1e-6 */
-    int max_iter;           /* SQMR iteration limit; default 1000 */
+    double tol;             /* SQMR: true ||b-Ax||/||b|| target, in (0,1); default 1e-6 */
+    int max_iter;           /* SQMR iteration limit, >= 0; default 1000 */
     int use_initial_guess;  /* nonzero: ildl_solve starts from x as given; default 0 (x0 = 0) */
     int check_every;        /* SQMR: true residual checked at most every this many iterations; default 1 */
-    int num_threads;        /* CPU threads; 0 = OpenMP default */
+    int num_threads;        /* CPU threads, 0..ILDL_MAX_THREADS; 0 = OpenMP default (with OpenMP's
+                               default busy-waiting, more threads than free cores slow every
+                               parallel region down: on a shared machine set it, or
+                               OMP_WAIT_POLICY=passive) */
     int verbosity;          /* 0 silent, 1 phases, 2 iterations */
     ildl_log_fn log_fn;     /* NULL: lines go to stderr when verbosity > 0 */
     void *log_ctx;
-    int device_id;          /* CUDA device ordinal; default 0. Calls switch to it and back:
+    int device_id;          /* CUDA device ordinal (>= 0); default 0. Calls switch to it and back:
                                the calling thread's current device (context) is unchanged */
     int solve_schedule;     /* ildl_schedule of the GPU triangular solves; default SYNCFREE */
     ildl_progress_fn progress_fn; /* optional, default NULL; with the CUDA backend it is
@@ -241,7 +250,8 @@ int ildl_options_default(ildl_options *opts);
 const char *ildl_strerror(int status);
 
 /* The detailed message of the last failing call on h (never NULL; "" if none). With
- * h == NULL: the message of the last failed ildl_setup in the calling thread. */
+ * h == NULL: the message of the last failed ildl_setup in the calling thread. The string
+ * belongs to h (or to the thread) and changes with its next call. */
 const char *ildl_last_error(const ildl_handle *h);
 
 /* Library version as "MAJOR.MINOR.PATCH" (never NULL). */
@@ -264,28 +274,38 @@ const char *ildl_version(void);
  *   rowptr, colind, values   CSR arrays (not modified; may be freed after return)
  *   opts     options, or NULL for the defaults
  *   out      receives the new handle; *out is set to NULL on failure
- * Returns ILDL_SUCCESS, ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_EMPTY, ILDL_ERR_INDEX_RANGE,
+ * Returns ILDL_SUCCESS, ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_EMPTY (n <= 0), ILDL_ERR_INDEX_RANGE,
  * ILDL_ERR_DUPLICATE, ILDL_ERR_NAN_INF, ILDL_ERR_NOT_SYMMETRIC, ILDL_ERR_SINGULAR,
- * ILDL_ERR_INVALID_OPTION, ILDL_ERR_NOT_SUPPORTED, ILDL_ERR_NO_DEVICE (backend CUDA forced
- * without a GPU), ILDL_ERR_DEVICE, ILDL_ERR_OUT_OF_MEMORY. */
+ * ILDL_ERR_INVALID_OPTION (an option outside its documented range), ILDL_ERR_NOT_SUPPORTED,
+ * ILDL_ERR_NO_DEVICE (backend CUDA forced without a GPU), ILDL_ERR_DEVICE,
+ * ILDL_ERR_OUT_OF_MEMORY, ILDL_ERR_INTERNAL (an internal invariant failed: please report). */
 int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind, const double *values,
                const ildl_options *opts, ildl_handle **out);
 
 /* Compute the numeric block-iLDL^T factor. values: new values on the SAME pattern and in
- * the same order as given to ildl_setup, or NULL to use the setup values. May be called
- * any number of times (refactorisation reuses the analysis and all memory). With the CUDA
- * backend it first waits for all work queued on the GPU (ildl_apply calls still running on
- * any stream read the factor it replaces) and returns when the new factor is complete.
- * Returns ILDL_SUCCESS, ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_NAN_INF, ILDL_ERR_NOT_SYMMETRIC,
- * ILDL_ERR_OUT_OF_MEMORY, ILDL_ERR_DEVICE. On failure the previous factor is invalidated. */
+ * the same order as given to ildl_setup, or NULL to factor the most recently accepted values
+ * again: those of ildl_setup, or of the last ildl_factor call whose values passed its checks
+ * (finite, symmetric), even if that factorization then failed. May be called any number of
+ * times (refactorisation reuses the analysis and all memory). With the CUDA backend it first
+ * waits for all work queued on the GPU (ildl_apply calls still running on any stream read the
+ * factor it replaces) and returns when the new factor is complete.
+ * Returns ILDL_SUCCESS, ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_NAN_INF, ILDL_ERR_NOT_SYMMETRIC
+ * (values refused: the last accepted values stay), ILDL_ERR_OUT_OF_MEMORY, ILDL_ERR_DEVICE,
+ * ILDL_ERR_NOT_SUPPORTED, ILDL_ERR_INTERNAL. On failure the previous factor is invalidated
+ * (ildl_solve and ildl_apply return ILDL_ERR_CALL_ORDER until a factorization succeeds). */
 int ildl_factor(ildl_handle *h, const double *values);
 
 /* Solve A x = b by preconditioned SQMR. b[n] and x[n] are host arrays (x may not alias b).
  * x is the initial guess if options.use_initial_guess, else it is ignored on input.
- * On return x holds the iterate with the true residual reported in ildl_info.
+ * On return x holds the iterate with the true residual reported in ildl_info. Any finite b
+ * is solved: norms are computed without overflow or underflow, and a b whose largest entry is
+ * outside [2^-256, 2^256] (about 1e-77 .. 1e77) is scaled by a power of two for the iteration,
+ * x scaled back, and the true residual computed again on the given b.
  * Returns ILDL_SUCCESS (true residual <= tol), ILDL_ERR_NOT_CONVERGED (x is the best
- * iterate found), ILDL_ERR_BREAKDOWN, ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_CALL_ORDER (no
- * factor), ILDL_ERR_NAN_INF (b has NaN/Inf), ILDL_ERR_OUT_OF_MEMORY, ILDL_ERR_DEVICE. */
+ * iterate found), ILDL_ERR_BREAKDOWN (x is the best finite iterate found),
+ * ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_INVALID_OPTION (x aliases b), ILDL_ERR_CALL_ORDER (no
+ * factor), ILDL_ERR_NAN_INF (b, or the initial guess, has NaN/Inf), ILDL_ERR_OUT_OF_MEMORY,
+ * ILDL_ERR_DEVICE. */
 int ildl_solve(ildl_handle *h, const double *b, double *x);
 
 /* Where the vectors of ildl_apply live. */
@@ -300,15 +320,17 @@ typedef enum { ILDL_MEMORY_HOST = 0, ILDL_MEMORY_DEVICE = 1 } ildl_memory;
  * concurrent stream. With device vectors the call only queues kernels on `stream`, so it may
  * be captured into the caller's CUDA graph (any capture mode) and replayed; a replay uses the
  * factor current at that time.
- * Returns ILDL_SUCCESS, ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_CALL_ORDER, ILDL_ERR_NOT_SUPPORTED
- * (device memory with the CPU backend), ILDL_ERR_DEVICE. */
+ * Returns ILDL_SUCCESS, ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_CALL_ORDER (no factor),
+ * ILDL_ERR_NOT_SUPPORTED (device memory with the CPU backend), ILDL_ERR_INVALID_OPTION (z
+ * aliases r, or `where` is neither ILDL_MEMORY_HOST nor ILDL_MEMORY_DEVICE), ILDL_ERR_DEVICE. */
 int ildl_apply(ildl_handle *h, const double *r, double *z, int where, void *stream);
 
 /* Copy the information of the last setup/factor/solve into info.
  * Returns ILDL_SUCCESS or ILDL_ERR_NULL_ARGUMENT. */
 int ildl_get_info(const ildl_handle *h, ildl_info *info);
 
-/* Release everything held by h (NULL is allowed and does nothing). Returns ILDL_SUCCESS. */
+/* Release everything held by h (NULL is allowed and does nothing). Returns ILDL_SUCCESS.
+ * h must not be used afterwards, by any function (not even ildl_destroy again). */
 int ildl_destroy(ildl_handle *h);
 
 #ifdef __cplusplus

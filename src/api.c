@@ -12,6 +12,7 @@
 #include "core/util.h"
 #include "cpu/factor.h"
 #include "cuda/cuda_backend.h"
+#include "krylov/reduce.h"
 #include "krylov/sqmr.h"
 #ifdef _OPENMP
 #include <omp.h>
@@ -177,8 +178,9 @@ static int check_options(const ildl_options *o, char *msg, size_t len)
         return ildl_msg(msg, len, "tol must be in (0,1)"), ILDL_ERR_INVALID_OPTION;
     if (o->max_iter < 0)
         return ildl_msg(msg, len, "max_iter must be >= 0"), ILDL_ERR_INVALID_OPTION;
-    if (!(o->pivot_tol >= 0.0) || !(o->pivot_perturb > 0.0))
-        return ildl_msg(msg, len, "pivot_tol must be >= 0 and pivot_perturb > 0"), ILDL_ERR_INVALID_OPTION;
+    if (!(o->pivot_tol >= 0.0) || !isfinite(o->pivot_tol) || !(o->pivot_perturb > 0.0) || !isfinite(o->pivot_perturb))
+        return ildl_msg(msg, len, "pivot_tol must be finite and >= 0, pivot_perturb finite and > 0"),
+               ILDL_ERR_INVALID_OPTION;
     /* the single-precision factorization rounds them to float: they must stay usable there */
     if (o->precision == ILDL_PREC_SINGLE &&
         (!((float)o->pivot_perturb > 0.0f) || !isfinite((float)o->pivot_perturb) || !isfinite((float)o->pivot_tol)))
@@ -192,6 +194,14 @@ static int check_options(const ildl_options *o, char *msg, size_t len)
         return ildl_msg(msg, len, "unknown l2_persist %d", o->l2_persist), ILDL_ERR_INVALID_OPTION;
     if (o->check_every < 1)
         return ildl_msg(msg, len, "check_every must be >= 1"), ILDL_ERR_INVALID_OPTION;
+    if (o->num_threads < 0 || o->num_threads > ILDL_MAX_THREADS)
+        return ildl_msg(msg, len, "num_threads = %d, must be in 0..%d (0: the OpenMP default)", o->num_threads,
+                        ILDL_MAX_THREADS), ILDL_ERR_INVALID_OPTION;
+    if (o->fill_level < 0 || o->fill_level > ILDL_MAX_FILL_LEVEL)
+        return ildl_msg(msg, len, "fill_level = %d, must be in 0..%d", o->fill_level, ILDL_MAX_FILL_LEVEL),
+               ILDL_ERR_INVALID_OPTION;
+    if (o->device_id < 0)
+        return ildl_msg(msg, len, "device_id = %d, must be >= 0", o->device_id), ILDL_ERR_INVALID_OPTION;
     return ILDL_SUCCESS;
 }
 
@@ -513,6 +523,66 @@ static void progress_cb(void *ctx, int it, double est)
     if (h->opt.verbosity >= 2) logline(h, 2, "sqmr %5d  est. rel. residual %.3e", it, est);
 }
 
+/* The right-hand side's scaling: 0 when max |b_i| (bmax) is 0 or within [2^-256, 2^256], where
+ * SQMR's inner products cannot over- or underflow; otherwise the e of ildl_nrm2_exponent, and
+ * the solve runs on b * 2^-e (exact), its x scaled back by 2^e. */
+static int rhs_exponent(double bmax)
+{
+    if (bmax == 0.0 || (bmax >= 0x1p-256 && bmax <= 0x1p256)) return 0;
+    return ildl_nrm2_exponent(bmax);
+}
+
+/* *res = ||b - A x|| / ||b|| on the user's system (A as last factored) for the returned x,
+ * computed as ||bs - A xs|| / ||bs|| with bs = b 2^-e and xs = x 2^-e (the same ratio, in
+ * exact arithmetic; in floating point A x itself may overflow where A xs does not, and b - A x
+ * be subnormal where bs - A xs is not). xs: [n] scratch. ILDL_SUCCESS or ILDL_ERR_OUT_OF_MEMORY. */
+static int user_residual(const ildl_handle *h, const double *bs, int e, const double *x, double *xs, double *res)
+{
+    int32_t n = h->A.n;
+    double *lanes = ildl_malloc(sizeof(double) * ILDL_DOT_LANES), *w = ildl_malloc(sizeof(double) * (size_t)n);
+    if (!lanes || !w) {
+        free(lanes);
+        free(w);
+        return ILDL_ERR_OUT_OF_MEMORY;
+    }
+    for (int32_t i = 0; i < n; i++) xs[i] = ildl_scale_pow2(x[i], -e);
+    ildl_csr_matvec(&h->A, xs, w);
+    for (int32_t i = 0; i < n; i++) w[i] = bs[i] - w[i];
+    *res = ildl_nrm2_fixed(n, w, lanes) / ildl_nrm2_fixed(n, bs, lanes);
+    free(lanes);
+    free(w);
+    return ILDL_SUCCESS;
+}
+
+/* The solve on b * 2^-e (x0 * 2^-e), its x scaled back and its residual recomputed on the
+ * user's b: SQMR on a right-hand side whose norm would over- or underflow in its inner
+ * products. The result and status are those of the user's system. */
+static int solve_scaled(ildl_handle *h, const double *b, double *x, int e, const ildl_sqmr_params *prm,
+                        ildl_sqmr_result *res)
+{
+    int32_t n = h->A.n;
+    double *bs = ildl_malloc(sizeof(double) * (size_t)n);
+    if (!bs) return ILDL_ERR_OUT_OF_MEMORY;
+    for (int32_t i = 0; i < n; i++) bs[i] = ildl_scale_pow2(b[i], -e);
+    if (prm->use_x0)
+        for (int32_t i = 0; i < n; i++) x[i] = ildl_scale_pow2(x[i], -e);
+    int st = h->cuda ? ildl_cuda_sqmr(h->cuda, bs, x, prm, res)
+                     : ildl_sqmr(n, matvec_host, h, apply_host, h, bs, x, prm, res);
+    for (int32_t i = 0; i < n; i++) x[i] = ildl_scale_pow2(x[i], e);
+    double r = 0.0;
+    if (st == ILDL_SUCCESS || st == ILDL_ERR_NOT_CONVERGED || st == ILDL_ERR_BREAKDOWN) {
+        int st2 = user_residual(h, bs, e, x, h->work, &r);
+        if (st2) st = st2;
+    }
+    free(bs);
+    if (st != ILDL_SUCCESS && st != ILDL_ERR_NOT_CONVERGED && st != ILDL_ERR_BREAKDOWN) return st;
+    res->true_residual = r;
+    res->converged = r <= prm->tol;
+    if (res->converged && st != ILDL_SUCCESS) st = ILDL_SUCCESS;
+    if (!res->converged && st == ILDL_SUCCESS) st = ILDL_ERR_NOT_CONVERGED;
+    return st;
+}
+
 static int solve_impl(ildl_handle *h, const double *b, double *x)
 {
     if (!h) return ILDL_ERR_NULL_ARGUMENT;
@@ -520,8 +590,11 @@ static int solve_impl(ildl_handle *h, const double *b, double *x)
     if (b == x) return fail(h, ILDL_ERR_INVALID_OPTION, "x must not alias b");
     if (!h->factored) return fail(h, ILDL_ERR_CALL_ORDER, "ildl_solve called before a successful ildl_factor");
     int32_t n = h->A.n;
-    for (int32_t i = 0; i < n; i++)
+    double bmax = 0.0;
+    for (int32_t i = 0; i < n; i++) {
         if (!isfinite(b[i])) return fail(h, ILDL_ERR_NAN_INF, "b[%d] = %g", (int)i, b[i]);
+        if (fabs(b[i]) > bmax) bmax = fabs(b[i]);
+    }
     if (h->opt.use_initial_guess)
         for (int32_t i = 0; i < n; i++)
             if (!isfinite(x[i])) return fail(h, ILDL_ERR_NAN_INF, "initial guess x[%d] = %g", (int)i, x[i]);
@@ -536,8 +609,10 @@ static int solve_impl(ildl_handle *h, const double *b, double *x)
     };
     ildl_sqmr_result res;
     memset(&res, 0, sizeof res);
-    int st = h->cuda ? ildl_cuda_sqmr(h->cuda, b, x, &prm, &res)
-                     : ildl_sqmr(n, matvec_host, h, apply_host, h, b, x, &prm, &res);
+    int e = rhs_exponent(bmax), st;
+    if (e) st = solve_scaled(h, b, x, e, &prm, &res);
+    else st = h->cuda ? ildl_cuda_sqmr(h->cuda, b, x, &prm, &res)
+                      : ildl_sqmr(n, matvec_host, h, apply_host, h, b, x, &prm, &res);
     ildl_info *I = &h->info;
     I->iterations = res.iterations;
     I->converged = res.converged;

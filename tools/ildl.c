@@ -206,6 +206,13 @@ static int stats_main(int argc, char **argv)
     ildl_csr A;
     int st = ildl_mm_read(file, &A, msg, sizeof msg);
     if (st) { fprintf(stderr, "ildl stats: %s: %s\n", ildl_strerror(st), msg); return 2; }
+    /* the checks of ildl_setup (empty rows, symmetry, values): the study assumes a valid matrix */
+    st = ildl_csr_validate(A.n, A.rowptr, A.col, A.val, 1e-10, msg, sizeof msg);
+    if (st) {
+        fprintf(stderr, "ildl stats: %s: %s\n", ildl_strerror(st), msg);
+        ildl_csr_free(&A);
+        return 2;
+    }
     printf("matrix %s: n = %d, nnz = %lld, block size <= %d, cosine threshold %g\n", file, (int)A.n,
            (long long)A.rowptr[A.n], bs, thr);
     const char *base = strrchr(file, '/');
@@ -370,6 +377,8 @@ report:
         info.iterate_seconds = med[3];
     }
     int converged = h && info.converged;
+    /* the solve ran (its residual is one): not after a failed read, setup, factor or a refused b */
+    int solved = h && (status == ILDL_SUCCESS || status == ILDL_ERR_NOT_CONVERGED || status == ILDL_ERR_BREAKDOWN);
     exit_code = (status == ILDL_SUCCESS && converged) ? 0 : (status == ILDL_ERR_NOT_CONVERGED || status == ILDL_ERR_BREAKDOWN) ? 1 : 2;
     if (!quiet) {
         if (h) {
@@ -389,8 +398,9 @@ report:
                    (int)info.inertia_pos, (int)info.inertia_neg, (int)info.inertia_zero);
             printf("time     setup %.4f s, factor %.4f s, solve %.4f s (iterations %.4f s)%s\n", info.setup_seconds,
                    info.factor_seconds, info.solve_seconds, info.iterate_seconds, median_times ? " (medians)" : "");
-            printf("sqmr     %d iterations, true relative residual %.3e (%s)\n", info.iterations, info.true_residual,
-                   converged ? "converged" : "NOT converged");
+            if (solved)
+                printf("sqmr     %d iterations, true relative residual %.3e (%s)\n", info.iterations,
+                       info.true_residual, converged ? "converged" : "NOT converged");
             if (isfinite(err_ones)) printf("error    max |x - 1| = %.3e\n", err_ones);
         }
         if (status) fprintf(stderr, "ildl: %s failed: %s: %s\n", phase, ildl_strerror(status), msg);
@@ -410,7 +420,7 @@ report:
         printf(",\"message\":");
         json_string(stdout, msg);
         printf(",\"converged\":%s,\"iterations\":%d,\"true_residual\":", converged ? "true" : "false", info.iterations);
-        json_number(stdout, h ? info.true_residual : NAN);
+        json_number(stdout, solved ? info.true_residual : NAN);
         printf(",\"error_vs_ones\":");
         json_number(stdout, err_ones);
         printf(",\"setup_s\":");

@@ -84,6 +84,13 @@ int ildl_cuda_apply(ildl_cuda_ctx *c, const double *r, double *z, int where, voi
 int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x, const ildl_sqmr_params *prm,
                    ildl_sqmr_result *res);
 
+/* Tests: ||x||_2 of the host vector x[n] on the device `device`, by the two ways the CUDA
+ * SQMR computes 2-norms: *host_path as its host-driven norms do (the fixed-order sum of
+ * squares, scaled when that over- or underflows: ildl_nrm2_fixed's value), *fallback always by
+ * the one-block scaled sum that the step kernel falls back on. ILDL_ERR_NO_DEVICE without a
+ * GPU, ILDL_ERR_DEVICE or ILDL_ERR_OUT_OF_MEMORY. */
+int ildl_cuda_nrm2_test(int device, int32_t n, const double *x, double *host_path, double *fallback);
+
 /* Choose the schedule of the block triangular solves (ILDL_SCHEDULE_*). */
 int ildl_cuda_set_schedule(ildl_cuda_ctx *c, int schedule);
 /* Warps per block of the forward and backward triangular-solve kernels (2, 4 or 8 each): speed

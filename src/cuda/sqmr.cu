@@ -8,6 +8,7 @@
  * the CPU's orders, so both backends take the same number of iterations. A kernel that would
  * advance the recurrence does nothing once the device has raised `halt` (a true-residual
  * check is due, a breakdown, or the iteration limit); the host then acts as sqmr.c does. */
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -21,7 +22,6 @@ extern "C" {
 
 enum { HALT_NONE = 0, HALT_CHECK = 1, HALT_BREAKDOWN = 2, HALT_MAXIT = 3 };
 #define SQMR_BATCH 8       /* iterations launched between two reads of the status */
-#define SQMR_MAX_STALL 3   /* as in sqmr.c */
 
 /* halt: what stops the iteration's path; hx: what k_step_x (beside the sweeps) found, moved
  * to halt by k_direction or the host; xgo: k_step_r took a step, so k_step_x updates d and x. */
@@ -87,6 +87,59 @@ __device__ double d_sum_parts(const double *part)
     double s = 0.0;
     for (int g = 0; g < ILDL_DOT_BLOCKS; g++) s += __ldcg(part + g);
     return s;
+}
+
+/* ||x||_2 by reduce.h's rule for a sum of squares that is not ildl_nrm2_plain_ok: max |x_i|,
+ * then the squares of x scaled by 2^-e in reduce.h's lane order (lane g*THREADS + t in thread t
+ * for g = 0, ..., BLOCKS-1, each block's lanes halved and added in g order), the root scaled
+ * back: ildl_nrm2_fixed's fallback, bit for bit. One block of ILDL_DOT_THREADS threads, all
+ * of which call it; x is read past L1 (other blocks of the kernel may have just written it).
+ * The result is valid in every thread. Slow (one block), and only taken when the plain sum
+ * over- or underflowed. */
+__device__ double block_nrm2_fallback(int32_t n, const double *x)
+{
+    __shared__ double v[ILDL_DOT_THREADS];
+    __shared__ double total;
+    int t = threadIdx.x;
+    double m = 0.0;
+    for (int64_t i = t; i < n; i += ILDL_DOT_THREADS) {
+        double a = fabs(__ldcg(x + i));
+        if (a > m || a != a) m = a; /* a NaN stays */
+    }
+    v[t] = m;
+    __syncthreads();
+    for (int st = ILDL_DOT_THREADS / 2; st > 0; st >>= 1) {
+        if (t < st && (v[t + st] > v[t] || v[t + st] != v[t + st])) v[t] = v[t + st];
+        __syncthreads();
+    }
+    m = v[0];
+    __syncthreads();
+    if (m == 0.0 || !(m <= DBL_MAX)) return m; /* zero, an Inf or a NaN */
+    int e = ildl_nrm2_exponent(m);
+    if (t == 0) total = 0.0;
+    for (int g = 0; g < ILDL_DOT_BLOCKS; g++) {
+        double s = 0.0;
+        for (int64_t i = (int64_t)g * ILDL_DOT_THREADS + t; i < n; i += ILDL_DOT_LANES) {
+            double y = ildl_scale_pow2(__ldcg(x + i), -e);
+            s += y * y;
+        }
+        v[t] = s;
+        __syncthreads();
+        for (int st = ILDL_DOT_THREADS / 2; st > 0; st >>= 1) {
+            if (t < st) v[t] += v[t + st];
+            __syncthreads();
+        }
+        if (t == 0) total += v[0];
+        __syncthreads();
+    }
+    return ildl_scale_pow2(sqrt(total), e);
+}
+
+/* *out = block_nrm2_fallback(n, x): one block of ILDL_DOT_THREADS threads. */
+__global__ void __launch_bounds__(ILDL_DOT_THREADS) k_nrm2_fallback(int32_t n, const double *x, double *out)
+{
+    double r = block_nrm2_fallback(n, x);
+    if (threadIdx.x == 0) *out = r;
 }
 
 /* The same sum of a previous kernel's partial sums, valid in thread 0: the block loads them into
@@ -193,11 +246,17 @@ k_step_r(sqmr_scalars *S, int32_t n, double *__restrict__ r, const double *__res
             }
     }
     block_part(s, part_out);
-    if (!last_block(count) || threadIdx.x != 0) return;
+    if (!last_block(count)) return;
+    __shared__ double sh_rr;
+    if (threadIdx.x == 0) sh_rr = d_sum_parts(part_out);
+    __syncthreads();
+    double rr = sh_rr; /* the same in every thread: all of them take the same branch */
+    double rnorm = ildl_nrm2_plain_ok(rr) ? sqrt(rr) : block_nrm2_fallback(n, r);
+    if (threadIdx.x != 0) return;
     double theta_old = S->theta;
-    double theta = sqrt(d_sum_parts(part_out)) / S->tau;
+    double theta = rnorm / S->tau;
     if (!isfinite(theta)) { halt_set(S, HALT_BREAKDOWN); return; }
-    double c = theta > 1e150 ? 1.0 / theta : 1.0 / sqrt(1.0 + theta * theta);
+    double c = ildl_givens_c(theta);
     double c2 = c * c;
     S->dcoef = c2 * theta_old * theta_old;
     S->qcoef = c2 * alpha;
@@ -371,6 +430,51 @@ cleanup:
     return status;
 }
 
+/* ||x||_2 (ildl_nrm2_fixed's value, bit for bit) read back to the host: the plain sum of
+ * squares, and the scaled one when that over- or underflowed. */
+static int nrm2_host(ildl_cuda_ctx *c, const double *x, double *out)
+{
+    double s;
+    int status = dot_host(c, x, x, &s);
+    if (status) return status;
+    if (ildl_nrm2_plain_ok(s)) {
+        *out = sqrt(s);
+        return ILDL_SUCCESS;
+    }
+    k_nrm2_fallback<<<1, ILDL_DOT_THREADS, 0, c->stream>>>(c->n, x, c->d_part);
+    CU_LAUNCH();
+    CU(cudaMemcpyAsync(out, c->d_part, sizeof(double), cudaMemcpyDeviceToHost, c->stream));
+    CU(cudaStreamSynchronize(c->stream));
+cleanup:
+    return status;
+}
+
+extern "C" int ildl_cuda_nrm2_test(int device, int32_t n, const double *x, double *host_path, double *fallback)
+{
+    device_scope scope;
+    ildl_cuda_clear_message();
+    int status = ILDL_SUCCESS;
+    ildl_cuda_ctx c;
+    double *d_out = NULL;
+    memset(&c, 0, sizeof c);
+    c.n = n;
+    if (ildl_cuda_device_count() <= device || device < 0) return ILDL_ERR_NO_DEVICE;
+    CU(cudaSetDevice(device));
+    CU(cudaMalloc((void **)&c.d_b, sizeof(double) * (size_t)n));
+    CU(cudaMalloc((void **)&c.d_part, sizeof(double) * ILDL_DOT_BLOCKS));
+    CU(cudaMalloc((void **)&d_out, sizeof(double)));
+    CU(cudaMemcpy(c.d_b, x, sizeof(double) * (size_t)n, cudaMemcpyHostToDevice));
+    if ((status = nrm2_host(&c, c.d_b, host_path))) goto cleanup;
+    k_nrm2_fallback<<<1, ILDL_DOT_THREADS>>>(n, c.d_b, d_out);
+    CU_LAUNCH();
+    CU(cudaMemcpy(fallback, d_out, sizeof(double), cudaMemcpyDeviceToHost));
+cleanup:
+    if (c.d_b) cudaFree(c.d_b);
+    if (c.d_part) cudaFree(c.d_part);
+    if (d_out) cudaFree(d_out);
+    return status;
+}
+
 /* w = b - A x on the device; *res = ||w|| / bnorm. */
 static int true_residual(ildl_cuda_ctx *c, const double *x, double *w, double bnorm, double *res)
 {
@@ -380,8 +484,8 @@ static int true_residual(ildl_cuda_ctx *c, const double *x, double *w, double bn
     CU_LAUNCH();
     k_residual<<<GRID(c->n)>>>(c->n, c->d_b, w);
     CU_LAUNCH();
-    status = dot_host(c, w, w, &s);
-    *res = sqrt(s) / bnorm;
+    status = nrm2_host(c, w, &s);
+    *res = s / bnorm;
 cleanup:
     return status;
 }
@@ -409,14 +513,14 @@ static int launch_direction(ildl_cuda_ctx *c) { return launch_tail(c, 0); }
 
 /* One whole iteration: t = A q and sigma, the step of r with theta, tau and the convergence
  * trigger, then the preconditioner and the direction, with k_step_x (d, x) beside them on
- * c->side (in line with c->sqmr_serial): 9 kernels on the path instead of 10 (perf-notes §66).
+ * c->side: 9 kernels on the path instead of 10 (perf-notes §66).
  * The two halves of d_part alternate, so that a kernel never overwrites the sums it reads, and
  * the counters of last_block are [0] the path's, [1] k_step_x's. */
 static int launch_iteration(ildl_cuda_ctx *c)
 {
     int status = ILDL_SUCCESS;
     double *part2 = c->d_part + ILDL_DOT_BLOCKS;
-    cudaStream_t side = c->sqmr_serial ? c->stream : c->side;
+    cudaStream_t side = c->side;
     /* q persisting in L2 while A streams past: the rows sharing a column find it there */
     launch_l2_window(c->T, c->d_qv, c->n, k_spmv, dim3((unsigned)((c->n + 255) / 256)), dim3(256), 0, c->stream,
                      c->n, (const int64_t *)c->d_arow, (const int32_t *)c->d_acol, (const double *)c->d_aval,
@@ -427,14 +531,12 @@ static int launch_iteration(ildl_cuda_ctx *c)
     k_step_r<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->d_S, c->n, c->d_r, c->d_t, c->d_part, part2,
                                                                   c->d_count);
     CU_LAUNCH();
-    if (!c->sqmr_serial) {
-        CU(cudaEventRecord(c->sq_fork, c->stream));
-        CU(cudaStreamWaitEvent(side, c->sq_fork, 0));
-    }
+    CU(cudaEventRecord(c->sq_fork, c->stream));
+    CU(cudaStreamWaitEvent(side, c->sq_fork, 0));
     k_step_x<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, side>>>(c->d_S, c->n, c->d_d, c->d_qv, c->d_x, c->d_count + 1);
     CU_LAUNCH();
-    if (!c->sqmr_serial) CU(cudaEventRecord(c->sq_join, side));
-    status = launch_tail(c, !c->sqmr_serial);
+    CU(cudaEventRecord(c->sq_join, side));
+    status = launch_tail(c, 1);
 cleanup:
     return status;
 }
@@ -480,10 +582,6 @@ int ildl_cuda_sqmr_prepare(ildl_cuda_ctx *c)
     CU(cudaStreamCreateWithFlags(&c->side, cudaStreamNonBlocking));
     CU(cudaEventCreateWithFlags(&c->sq_fork, cudaEventDisableTiming));
     CU(cudaEventCreateWithFlags(&c->sq_join, cudaEventDisableTiming));
-    {
-        const char *env = getenv("ILDL_SQMR_SERIAL"); /* experiments: 1 runs k_step_x in line */
-        c->sqmr_serial = env && atoi(env) == 1;
-    }
     /* the captured applications skip their work once the iteration has halted: the launches of
      * a batch after a halt (a true-residual check is due, a breakdown) are then empty */
     c->d_skip = (const int *)((const char *)c->d_S + offsetof(sqmr_scalars, halt));
@@ -499,12 +597,12 @@ cleanup:
 static int start(ildl_cuda_ctx *c, sqmr_scalars *h)
 {
     int status = ildl_cuda_apply_device(c, c->d_r, c->d_qv, c->stream);
-    double rr, rq;
+    double rnorm, rq;
     if (status) return status;
-    if ((status = dot_host(c, c->d_r, c->d_r, &rr))) return status;
+    if ((status = nrm2_host(c, c->d_r, &rnorm))) return status;
     if ((status = dot_host(c, c->d_r, c->d_qv, &rq))) return status;
     CU(cudaMemsetAsync(c->d_d, 0, sizeof(double) * (size_t)c->n, c->stream));
-    h->tau = sqrt(rr);
+    h->tau = rnorm;
     h->theta = 0.0;
     h->rho = rq;
     h->k = 0;
@@ -568,8 +666,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
         c->aval_current = 1;
     }
     CU(cudaMemcpyAsync(c->d_b, b, nb, cudaMemcpyHostToDevice, c->stream));
-    if ((status = dot_host(c, c->d_b, c->d_b, &bnorm))) goto cleanup;
-    bnorm = sqrt(bnorm);
+    if ((status = nrm2_host(c, c->d_b, &bnorm))) goto cleanup;
     if (!isfinite(bnorm)) { status = ILDL_ERR_NAN_INF; goto cleanup; }
     if (bnorm == 0.0) {
         memset(x, 0, nb);
@@ -626,7 +723,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
         if (r <= prm->tol) break;
         if (r > sqrt((double)h.k + 1.0) * h.est) {
             stall = (r < 0.5 * prev_best) ? 0 : stall + 1;
-            if (stall >= SQMR_MAX_STALL) { status = ILDL_ERR_NOT_CONVERGED; break; }
+            if (stall >= ILDL_SQMR_MAX_STALL) { status = ILDL_ERR_NOT_CONVERGED; break; }
             CU(cudaMemcpyAsync(c->d_r, c->d_u, nb, cudaMemcpyDeviceToDevice, c->stream));
             status = start(c, &h);
             starts++;

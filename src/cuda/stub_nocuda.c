@@ -41,6 +41,11 @@ int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x, const ildl_sqmr
     (void)c; (void)b; (void)x; (void)prm; (void)res;
     return ILDL_ERR_NO_DEVICE;
 }
+int ildl_cuda_nrm2_test(int device, int32_t n, const double *x, double *host_path, double *fallback)
+{
+    (void)device; (void)n; (void)x; (void)host_path; (void)fallback;
+    return ILDL_ERR_NO_DEVICE;
+}
 size_t ildl_cuda_bytes(const ildl_cuda_ctx *c) { (void)c; return 0; }
 const char *ildl_cuda_device_name(const ildl_cuda_ctx *c) { (void)c; return ""; }
 void ildl_cuda_destroy(ildl_cuda_ctx *c) { (void)c; }

@@ -306,8 +306,10 @@ static void mm_sort_row(mm_trip *t, int64_t len)
 }
 
 /* Bucket nt triplets by row into *out (sorted by column, duplicates summed, first line
- * kept) with row pointers *rp [n+1]. Frees nothing of t. */
-static int mm_rows(int32_t n, const mm_trip *t, int64_t nt, int64_t **rp_out, mm_trip **out)
+ * kept) with row pointers *rp [n+1]. Frees nothing of t. ILDL_ERR_NAN_INF (message in msg)
+ * when duplicates sum to an infinity, or ILDL_ERR_OUT_OF_MEMORY. */
+static int mm_rows(int32_t n, const mm_trip *t, int64_t nt, int64_t **rp_out, mm_trip **out, char *msg,
+                   size_t msglen)
 {
     int64_t *rp = ildl_calloc((size_t)n + 1, sizeof(int64_t));
     int64_t *next = ildl_malloc(sizeof(int64_t) * (size_t)n);
@@ -328,8 +330,18 @@ static int mm_rows(int32_t n, const mm_trip *t, int64_t nt, int64_t **rp_out, mm
         mm_sort_row(s + start, end - start);
         int64_t first = q;
         for (int64_t p = start; p < end; p++) {
-            if (q > first && s[q - 1].j == s[p].j) s[q - 1].v += s[p].v;
-            else s[q++] = s[p];
+            if (q > first && s[q - 1].j == s[p].j) {
+                s[q - 1].v += s[p].v;
+                if (!ildl_isfinite(s[q - 1].v)) {
+                    ildl_msg(msg, msglen, "line %lld: the entries (%d,%d) sum to %g", (long long)s[p].line,
+                             (int)i + 1, (int)s[p].j + 1, s[q - 1].v);
+                    free(rp);
+                    free(s);
+                    return ILDL_ERR_NAN_INF;
+                }
+            } else {
+                s[q++] = s[p];
+            }
         }
         rp[i] = first;
         start = end;
@@ -414,7 +426,8 @@ static int mm_general(int32_t n, const int64_t *rp, mm_trip *s, ildl_csr *A, cha
                          a, (int)j + 1, (int)i + 1, b, (long long)s[q].line);
                 return ILDL_ERR_NOT_SYMMETRIC;
             }
-            s[p].v = s[q].v = 0.5 * (a + b);
+            s[p].v = s[q].v = a + 0.5 * (b - a); /* 0.5 * (a + b) would overflow near DBL_MAX; the
+                                                      two have one sign, so b - a cannot */
         }
         /* an upper entry whose lower partner is missing is caught from the partner's row */
         for (int64_t p = rp[i]; p < rp[i + 1]; p++) {
@@ -599,11 +612,20 @@ int ildl_mm_read(const char *path, ildl_csr *A, char *msg, size_t msglen)
     }
     int32_t n = (int32_t)sz[0];
     int sym = h.symmetry == MM_SYMMETRIC;
+    /* every row needs an entry, and a stored entry covers at most two rows (one of each pair of
+     * a symmetric file) or one: refuse before anything of size n is allocated, so that the
+     * n-sized arrays below are bounded by what the file holds */
+    if ((sym ? 2 * sz[2] : sz[2]) < sz[0]) {
+        ildl_msg(msg, msglen, "line %lld: %lld %sentries cannot cover %lld rows: some row is empty",
+                 (long long)r.line, sz[2], sym ? "symmetric " : "", sz[0]);
+        st = ILDL_ERR_SINGULAR;
+        goto cleanup;
+    }
     st = mm_read_entries(&r, &h, n, n, sz[2], sym, &t);
     if (st) goto cleanup;
-    st = mm_rows(n, t, (int64_t)sz[2], &rp, &s);
+    st = mm_rows(n, t, (int64_t)sz[2], &rp, &s, msg, msglen);
     if (st) {
-        ildl_msg(msg, msglen, "out of memory");
+        if (st == ILDL_ERR_OUT_OF_MEMORY) ildl_msg(msg, msglen, "out of memory");
         goto cleanup;
     }
     free(t);

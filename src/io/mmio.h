@@ -9,10 +9,14 @@
  * summed). Symmetric files may store either triangle or a mix (an entry given as both (i,j)
  * and (j,i) counts as a duplicate and is summed, as the format says); a general
  * file must be symmetric in pattern and values (relative tolerance 1e-12). Pattern files get
- * value 1. Returns ILDL_SUCCESS, ILDL_ERR_IO (cannot open/read), ILDL_ERR_FORMAT (bad header,
- * bad line, wrong entry count, unsupported field/kind such as complex or array),
- * ILDL_ERR_NOT_SQUARE, ILDL_ERR_INDEX_RANGE, ILDL_ERR_NAN_INF, ILDL_ERR_NOT_SYMMETRIC,
- * ILDL_ERR_EMPTY (n == 0), ILDL_ERR_OUT_OF_MEMORY; on failure msg names the file line. */
+ * value 1. Rows may be empty, but a size line whose entry count cannot give every row an entry
+ * (fewer than n entries, or than n/2 in a symmetric file) is refused before anything of size
+ * n is allocated, so memory is bounded by the file's contents. Returns ILDL_SUCCESS,
+ * ILDL_ERR_IO (cannot open/read), ILDL_ERR_FORMAT (bad header, bad line, wrong entry count,
+ * unsupported field/kind such as complex or array), ILDL_ERR_NOT_SQUARE, ILDL_ERR_INDEX_RANGE,
+ * ILDL_ERR_NAN_INF (a value, or a sum of duplicates, not finite), ILDL_ERR_NOT_SYMMETRIC,
+ * ILDL_ERR_SINGULAR (too few entries for n rows), ILDL_ERR_EMPTY (n == 0),
+ * ILDL_ERR_OUT_OF_MEMORY; on failure msg names the file line. */
 int ildl_mm_read(const char *path, ildl_csr *A, char *msg, size_t msglen);
 
 /* Read a dense vector: Matrix Market "array real general" n x 1, or one number per line.

@@ -34,8 +34,6 @@
 #include "krylov/reduce.h"
 #include "krylov/sqmr.h"
 
-/* restarts in a row that fail to halve the best true residual before we call it stagnation */
-#define SQMR_MAX_STALL 3
 
 typedef struct sqmr_state {
     int32_t n;
@@ -60,7 +58,8 @@ static double sqmr_dot(int32_t n, const double *x, const double *y)
     return ildl_dot_fixed(n, x, y, sqmr_lanes);
 }
 
-static double sqmr_nrm2(int32_t n, const double *x) { return sqrt(sqmr_dot(n, x, x)); }
+/* 2-norm without overflow or harmful underflow, in the same fixed order (reduce.h) */
+static double sqmr_nrm2(int32_t n, const double *x) { return ildl_nrm2_fixed(n, x, sqmr_lanes); }
 
 /* 1 if every entry of x is finite (x*0 is NaN exactly for Inf/NaN entries) */
 static int sqmr_allfinite(int32_t n, const double *x)
@@ -185,7 +184,7 @@ static int sqmr_loop(sqmr_state *S, double *x, const ildl_sqmr_params *prm, int 
             if (res > sqrt((double)S->k + 1.0) * est) {
                 /* bound violated: the recurrence has drifted; restart from the true residual */
                 stall = (res < 0.5 * prev_best) ? 0 : stall + 1;
-                if (stall >= SQMR_MAX_STALL) return ILDL_ERR_NOT_CONVERGED;
+                if (stall >= ILDL_SQMR_MAX_STALL) return ILDL_ERR_NOT_CONVERGED;
                 memcpy(S->r, S->u, sizeof(double) * (size_t)S->n);
                 st = sqmr_start(S);
                 if (st != ILDL_SUCCESS) return st;

@@ -5,6 +5,10 @@
 #define ILDL_KRYLOV_SQMR_H
 #include <stdint.h>
 
+/* restarts in a row that fail to halve the best true residual before SQMR calls it stagnation
+ * (both backends) */
+#define ILDL_SQMR_MAX_STALL 3
+
 /* y = A x */
 typedef void (*ildl_matvec_fn)(void *ctx, const double *x, double *y);
 /* z = M^{-1} r; returns an ILDL_* status (non-success aborts the solve) */

@@ -129,6 +129,199 @@ static void test_bad_matrices(void **state)
     two_valued_option(offsetof(ildl_options, l2_persist), ILDL_L2_PERSIST_AUTO, "l2_persist");
 }
 
+/* setup with option field set by `set` is refused: ILDL_ERR_INVALID_OPTION, a message naming
+ * `name`, no handle. */
+static void refused(const ildl_options *o, const char *name)
+{
+    int64_t rp[3] = {0, 2, 4};
+    int32_t c[4] = {0, 1, 0, 1};
+    double v[4] = {1, 2, 2, -1};
+    ildl_handle *h = (ildl_handle *)0x1;
+    assert_int_equal(ildl_setup(2, rp, c, v, o, &h), ILDL_ERR_INVALID_OPTION);
+    assert_non_null(strstr(ildl_last_error(NULL), name));
+    assert_null(h);
+}
+
+/* Every option outside its documented range is refused before it can reach the OpenMP
+ * runtime or an arithmetic overflow: num_threads = 100000 once crashed inside libgomp (50000
+ * made it exit), fill_level = INT_MAX overflowed fill_level + 1 (GMC-FILL: "blocking failed"). */
+static void test_option_ranges(void **state)
+{
+    (void)state;
+    ildl_options o;
+    int bad_threads[] = {-1, ILDL_MAX_THREADS + 1, 50000, 100000, INT32_MAX};
+    for (int k = 0; k < 5; k++) {
+        ildl_options_default(&o);
+        o.num_threads = bad_threads[k];
+        refused(&o, "num_threads");
+    }
+    int bad_levels[] = {-1, ILDL_MAX_FILL_LEVEL + 1, INT32_MAX};
+    for (int k = 0; k < 3; k++)
+        for (int ord = ILDL_ORDER_AMD; ord <= ILDL_ORDER_GMC_FILL; ord++) {
+            ildl_options_default(&o);
+            o.fill_level = bad_levels[k];
+            o.ordering = ord;
+            refused(&o, "fill_level");
+        }
+    ildl_options_default(&o);
+    o.pivot_perturb = INFINITY;
+    refused(&o, "pivot_perturb");
+    ildl_options_default(&o);
+    o.pivot_tol = NAN;
+    refused(&o, "pivot_tol");
+    ildl_options_default(&o);
+    o.device_id = -1;
+    refused(&o, "device_id");
+    /* the largest accepted values work: a few threads more than this machine has, and the
+     * largest level of fill with the colouring at distance fill_level + 1 */
+    ildl_csr A;
+    kkt(60, 20, 5, &A);
+    double *b = malloc(sizeof(double) * A.n), *x = malloc(sizeof(double) * A.n);
+    for (int32_t i = 0; i < A.n; i++) b[i] = 1.0 + (i % 5);
+    int cases[2][2] = {{3, 1}, {2, ILDL_MAX_FILL_LEVEL}};
+    for (int k = 0; k < 2; k++) {
+        ildl_options_default(&o);
+        o.backend = ILDL_BACKEND_CPU;
+        o.num_threads = cases[k][0];
+        o.fill_level = cases[k][1];
+        o.ordering = k ? ILDL_ORDER_GMC_FILL : ILDL_ORDER_AUTO;
+        ildl_handle *h = NULL;
+        assert_int_equal(ildl_setup(A.n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
+        assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+        assert_int_equal(ildl_solve(h, b, x), ILDL_SUCCESS);
+        assert_true(true_residual(&A, x, b) <= o.tol);
+        ildl_destroy(h);
+    }
+    free(b);
+    free(x);
+    ildl_csr_free(&A);
+}
+
+/* ||b - A x|| / ||b|| in long double: no square of a double over- or underflows there. */
+static double true_residual_ld(const ildl_csr *A, const double *x, const double *b)
+{
+    long double rr = 0.0L, bb = 0.0L;
+    for (int32_t i = 0; i < A->n; i++) {
+        long double s = b[i];
+        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) s -= (long double)A->val[p] * x[A->col[p]];
+        rr += s * s;
+        bb += (long double)b[i] * b[i];
+    }
+    return (double)sqrtl(rr / bb);
+}
+
+/* Any finite b is solved, whatever its scale: b = 2^k b0 gives the solution of b0 times 2^k bit
+ * for bit (the same iterations) while 2^k b0 stays normal, and a converged solve with a true
+ * residual checked here otherwise. The tridiagonal(-1, 4, -1) of order 4 with b = 1e-300
+ * (1,2,3,4) once returned x = 0 as "converged" (||b||^2 underflowed); b near 1e200 was refused
+ * as "NaN or infinite" (||b||^2 overflowed). A subnormal b has a subnormal solution, whose few
+ * bits cannot meet tol: reported as it is. */
+static void test_extreme_rhs(void **state)
+{
+    (void)state;
+    int32_t ti[7] = {0, 1, 1, 2, 2, 3, 3}, tj[7] = {0, 0, 1, 1, 2, 2, 3};
+    double tv[7] = {4, -1, 4, -1, 4, -1, 4};
+    ildl_csr T, K;
+    ildl_test_csr_from_triplets(4, 7, ti, tj, tv, &T);
+    kkt(60, 20, 9, &K);
+    const ildl_csr *mats[2] = {&T, &K};
+    for (int m = 0; m < 2; m++)
+        for (int use_x0 = 0; use_x0 <= 1; use_x0++) {
+            const ildl_csr *A = mats[m];
+            int32_t n = A->n;
+            double *b0 = malloc(sizeof(double) * n), *x0 = malloc(sizeof(double) * n);
+            double *b = malloc(sizeof(double) * n), *x = malloc(sizeof(double) * n);
+            double *bc = malloc(sizeof(double) * n);
+            for (int32_t i = 0; i < n; i++) b0[i] = (double)(i + 1) * (i % 3 == 1 ? -1.0 : 1.0);
+            ildl_options o;
+            ildl_options_default(&o);
+            o.backend = ILDL_BACKEND_CPU;
+            o.use_initial_guess = use_x0;
+            ildl_handle *h = NULL;
+            assert_int_equal(ildl_setup(n, A->rowptr, A->col, A->val, &o, &h), ILDL_SUCCESS);
+            assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+            for (int32_t i = 0; i < n; i++) x0[i] = use_x0 ? 0.25 * (i % 2) : 0.0;
+            assert_int_equal(ildl_solve(h, b0, x0), ILDL_SUCCESS);
+            ildl_info ref;
+            ildl_get_info(h, &ref);
+            int ks[] = {-1000, -900, 700, 1010, -1070};
+            for (int k = 0; k < 5; k++) {
+                for (int32_t i = 0; i < n; i++) {
+                    b[i] = ldexp(b0[i], ks[k]);
+                    x[i] = use_x0 ? ldexp(0.25 * (i % 2), ks[k]) : 0.0;
+                }
+                memcpy(bc, b, sizeof(double) * n);
+                int st = ildl_solve(h, b, x);
+                ildl_info info;
+                ildl_get_info(h, &info);
+                assert_memory_equal(b, bc, sizeof(double) * n); /* b untouched */
+                double r = true_residual_ld(A, x, b);
+                if (!(fabs(r - info.true_residual) <= 1e-6 * r + 1e-15))
+                    print_message("matrix %d x0 %d k %d: status %d, residual %.17g, here %.17g\n", m, use_x0, ks[k], st,
+                                  info.true_residual, r);
+                assert_true(fabs(r - info.true_residual) <= 1e-6 * r + 1e-15);
+                assert_int_equal(st == ILDL_SUCCESS, info.converged);
+                assert_int_equal(info.converged, r <= o.tol);
+                if (ks[k] == -1070) { /* subnormal b: x is subnormal too, with too few bits to meet tol */
+                    assert_true(st == ILDL_SUCCESS || st == ILDL_ERR_NOT_CONVERGED);
+                    continue;
+                }
+                assert_int_equal(st, ILDL_SUCCESS);
+                if (ks[k] > -1000) { /* b normal: the reference solution, scaled */
+                    assert_int_equal(info.iterations, ref.iterations);
+                    for (int32_t i = 0; i < n; i++) assert_true(x[i] == ldexp(x0[i], ks[k]));
+                }
+            }
+            /* finite, but b^T b is not (the KKT's solution is larger than b: 1e300 there) */
+            double big = m == 0 ? 1.7e308 : 1e300;
+            b[0] = big;
+            for (int32_t i = 1; i < n; i++) b[i] = -big * (i % 2);
+            memset(x, 0, sizeof(double) * n);
+            assert_int_equal(ildl_solve(h, b, x), ILDL_SUCCESS);
+            assert_true(true_residual_ld(A, x, b) <= o.tol);
+            ildl_destroy(h);
+            free(b0); free(x0); free(b); free(x); free(bc);
+        }
+    ildl_csr_free(&T);
+    ildl_csr_free(&K);
+}
+
+/* ildl_factor(h, NULL) factors the most recently accepted values again: setup's at first, then
+ * those of the last ildl_factor whose values passed its checks; refused values change nothing. */
+static void test_factor_null_values(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    kkt(60, 20, 13, &A);
+    int32_t n = A.n;
+    int64_t nnz = A.rowptr[n];
+    double *v2 = malloc(sizeof(double) * nnz), *vbad = malloc(sizeof(double) * nnz);
+    for (int32_t i = 0; i < n; i++) /* H times 3: still symmetric */
+        for (int64_t p = A.rowptr[i]; p < A.rowptr[i + 1]; p++)
+            v2[p] = (i < 60 && A.col[p] < 60) ? 3.0 * A.val[p] : A.val[p];
+    memcpy(vbad, v2, sizeof(double) * nnz);
+    vbad[0] = NAN;
+    double *b = malloc(sizeof(double) * n), *x1 = malloc(sizeof(double) * n), *x2 = malloc(sizeof(double) * n);
+    for (int32_t i = 0; i < n; i++) b[i] = 1.0 - 0.1 * (i % 7);
+    ildl_options o;
+    ildl_options_default(&o);
+    o.backend = ILDL_BACKEND_CPU;
+    ildl_handle *h = NULL;
+    assert_int_equal(ildl_setup(n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
+    ildl_csr A2 = A;
+    A2.val = v2;
+    assert_int_equal(ildl_factor(h, v2), ILDL_SUCCESS);
+    assert_int_equal(ildl_solve(h, b, x2), ILDL_SUCCESS);
+    assert_true(true_residual(&A2, x2, b) <= o.tol);
+    assert_int_equal(ildl_factor(h, vbad), ILDL_ERR_NAN_INF);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS); /* v2 again, not setup's values */
+    assert_int_equal(ildl_solve(h, b, x1), ILDL_SUCCESS);
+    assert_memory_equal(x1, x2, sizeof(double) * n);
+    ildl_destroy(h);
+    free(v2); free(vbad); free(b); free(x1); free(x2);
+    ildl_csr_free(&A);
+}
+
 static void test_call_order_and_untouched(void **state)
 {
     (void)state;
@@ -547,6 +740,9 @@ int main(void)
         cmocka_unit_test(test_null_and_defaults),
         cmocka_unit_test(test_bad_matrices),
         cmocka_unit_test(test_call_order_and_untouched),
+        cmocka_unit_test(test_option_ranges),
+        cmocka_unit_test(test_extreme_rhs),
+        cmocka_unit_test(test_factor_null_values),
         cmocka_unit_test(test_solve_and_refactor),
         cmocka_unit_test(test_exact_preconditioner),
         cmocka_unit_test(test_gmc_fill_ordering),

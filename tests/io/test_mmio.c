@@ -250,22 +250,44 @@ static void test_gzip_file(void **state)
     ildl_csr_free(&B);
 }
 
+/* A general file's pair near DBL_MAX is finite and symmetric: read as it is (the average of
+ * the pair was once computed as 0.5 (a + b), which overflowed: "entry (0,1) is inf"). */
+static void test_general_near_overflow(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    char msg[256];
+    const char *txt = "%%MatrixMarket matrix coordinate real general\n2 2 4\n1 1 1\n1 2 1.7e308\n"
+                      "2 1 1.7e308\n2 2 -1.7976931348623157e308\n";
+    assert_int_equal(read_text(txt, 0, &A, msg, sizeof msg), ILDL_SUCCESS);
+    assert_true(A.val[1] == 1.7e308 && A.val[2] == 1.7e308 && A.val[3] == -1.7976931348623157e308);
+    ildl_csr_free(&A);
+    /* within the tolerance but not equal: the average lies between them */
+    txt = "%%MatrixMarket matrix coordinate real general\n2 2 4\n1 1 1\n1 2 1.7e308\n"
+          "2 1 1.7000000000000001e308\n2 2 1\n";
+    assert_int_equal(read_text(txt, 0, &A, msg, sizeof msg), ILDL_SUCCESS);
+    assert_true(isfinite(A.val[1]) && A.val[1] == A.val[2] && A.val[1] >= 1.7e308);
+    ildl_csr_free(&A);
+}
+
 static void test_empty_rows_allowed(void **state)
 {
     (void)state;
     ildl_csr A;
     char msg[256];
-    const char *txt = "%%MatrixMarket matrix coordinate real symmetric\n5 5 2\n3 3 2\n5 3 1\n";
+    /* 3 symmetric entries could cover the 5 rows: read, empty rows and all (setup refuses them) */
+    const char *txt = "%%MatrixMarket matrix coordinate real symmetric\n5 5 3\n3 3 2\n5 3 1\n5 5 1\n";
     assert_int_equal(read_text(txt, 0, &A, msg, sizeof msg), ILDL_SUCCESS);
     assert_int_equal(A.n, 5);
-    static const int64_t rp[6] = {0, 0, 0, 2, 2, 3};
+    static const int64_t rp[6] = {0, 0, 0, 2, 2, 4};
     assert_memory_equal(A.rowptr, rp, sizeof rp);
     ildl_csr_free(&A);
-    /* no entries at all is still a (structurally singular) matrix, not a format error */
-    assert_int_equal(read_text("%%MatrixMarket matrix coordinate real general\n3 3 0\n", 0, &A,
-                               msg, sizeof msg), ILDL_SUCCESS);
-    assert_int_equal(A.rowptr[3], 0);
-    ildl_csr_free(&A);
+    /* too few entries to cover the rows: refused from the size line, before anything of size n
+     * is allocated (a 55-byte file declaring n = 3e8 once cost 7 GB and 70 s) */
+    assert_int_equal(read_text("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1\n2 2 1\n", 0, &A,
+                               msg, sizeof msg), ILDL_ERR_SINGULAR);
+    assert_non_null(strstr(msg, "line 2"));
+    assert_null(A.rowptr);
 }
 
 /* ------------------------------------------------------------------ bad inputs */
@@ -309,7 +331,7 @@ static const bad_case BAD[] = {
     {"too many entries", HS "3 3 2\n1 1 1\n2 2 1\n3 3 1\n", ILDL_ERR_FORMAT, "line 5"},
     {"missing value", HS "3 3 2\n1 1 1\n2 2\n", ILDL_ERR_FORMAT, "line 4"},
     {"extra field", HS "3 3 2\n1 1 1\n2 2 1 0\n", ILDL_ERR_FORMAT, "line 4"},
-    {"pattern with value", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1 5\n",
+    {"pattern with value", "%%MatrixMarket matrix coordinate pattern general\n1 1 1\n1 1 5\n",
      ILDL_ERR_FORMAT, "line 3"},
     {"index not numeric", HS "3 3 2\n1 1 1\n2 b 1\n", ILDL_ERR_FORMAT, "line 4"},
     {"index fractional", HS "3 3 2\n1 1 1\n2.0 2 1\n", ILDL_ERR_FORMAT, "line 4"},
@@ -321,7 +343,12 @@ static const bad_case BAD[] = {
     {"row index n+1", HS "3 3 2\n1 1 1\n4 1 1\n", ILDL_ERR_INDEX_RANGE, "line 4"},
     {"col index n+1", HS "3 3 2\n1 1 1\n3 4 1\n", ILDL_ERR_INDEX_RANGE, "line 4"},
     {"negative index", HS "3 3 2\n1 1 1\n-1 1 1\n", ILDL_ERR_INDEX_RANGE, "line 4"},
-    {"index overflow", HS "3 3 1\n99999999999999999999999 1 1\n", ILDL_ERR_INDEX_RANGE, "line 3"},
+    {"index overflow", HS "3 3 2\n99999999999999999999999 1 1\n", ILDL_ERR_INDEX_RANGE, "line 3"},
+    {"entries cannot cover the rows", HS "300000000 300000000 0\n", ILDL_ERR_SINGULAR, "line 2"},
+    {"n = 2^31 - 2, five entries", HG "2147483646 2147483646 5\n1 1 1\n", ILDL_ERR_SINGULAR, "line 2"},
+    {"half the rows in a symmetric file", HS "% c\n5 5 2\n1 1 1\n", ILDL_ERR_SINGULAR, "line 3"},
+    {"duplicates summing to inf", HS "2 2 3\n1 1 1.7e308\n2 2 1\n1 1 1.7e308\n", ILDL_ERR_NAN_INF,
+     "line 5"},
     {"not square", HS "3 4 1\n1 1 1\n", ILDL_ERR_NOT_SQUARE, "line 2"},
     {"n zero", HS "0 0 0\n", ILDL_ERR_EMPTY, "line 2"},
     {"nan", HS "2 2 2\n1 1 1\n2 2 nan\n", ILDL_ERR_NAN_INF, "line 4"},
@@ -724,6 +751,7 @@ int main(void)
         cmocka_unit_test(test_comments_blank_crlf_case),
         cmocka_unit_test(test_gzip_file),
         cmocka_unit_test(test_empty_rows_allowed),
+        cmocka_unit_test(test_general_near_overflow),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_io_errors),
         cmocka_unit_test(test_fuzz),

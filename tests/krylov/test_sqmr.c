@@ -12,6 +12,7 @@
 #include <string.h>
 #include "blockildl.h"
 #include "core/util.h"
+#include "krylov/reduce.h"
 #include "krylov/sqmr.h"
 
 /* ------------------------------------------------------------------ helpers */
@@ -172,6 +173,97 @@ static void min_est_cb(void *ctx, int iter, double est)
 }
 
 /* (a) SPD Laplacian, identity and Jacobi preconditioners */
+/* ||x|| in long double (15-bit exponent: no square of a double over- or underflows there) */
+static double nrm2_ld(int32_t n, const double *x)
+{
+    long double s = 0.0L;
+    for (int32_t i = 0; i < n; i++) s += (long double)x[i] * (long double)x[i];
+    return (double)sqrtl(s);
+}
+
+/* ildl_nrm2_fixed: sqrt of the fixed-order dot where that is safe (bit for bit), exactly
+ * scaled with x by powers of two far beyond where x^T x over- or underflows, the long-double
+ * norm to rounding on subnormal and near-overflow vectors, NaN/Inf/0 propagated. */
+static void test_nrm2_fixed(void **state)
+{
+    (void)state;
+    double *lanes = malloc(sizeof(double) * ILDL_DOT_LANES);
+    int32_t sizes[] = {1, 7, 300, ILDL_DOT_LANES + 1000};
+    for (int si = 0; si < 4; si++) {
+        int32_t n = sizes[si];
+        double *x = malloc(sizeof(double) * n), *y = malloc(sizeof(double) * n);
+        uint64_t seed = 99 + (uint64_t)si;
+        for (int32_t i = 0; i < n; i++) x[i] = (1e-3 + ildl_test_rand(&seed)) * (i % 2 ? -1.0 : 1.0);
+        double plain = sqrt(ildl_dot_fixed(n, x, x, lanes));
+        double nx = ildl_nrm2_fixed(n, x, lanes);
+        assert_memory_equal(&nx, &plain, sizeof nx);
+        int ks[] = {-1000, -600, -480, 480, 600, 1000};
+        for (int k = 0; k < 6; k++) {
+            for (int32_t i = 0; i < n; i++) y[i] = ldexp(x[i], ks[k]);
+            double ny = ildl_nrm2_fixed(n, y, lanes), want = ldexp(nx, ks[k]);
+            assert_memory_equal(&ny, &want, sizeof ny); /* 2^k x: the same bits, scaled */
+            assert_true(fabs(ny - nrm2_ld(n, y)) <= 1e-13 * ny);
+        }
+        /* subnormal entries: squares that would all underflow to 0 */
+        for (int32_t i = 0; i < n; i++) y[i] = ldexp(x[i], -1060);
+        double ny = ildl_nrm2_fixed(n, y, lanes);
+        assert_true(ny > 0.0 && fabs(ny - nrm2_ld(n, y)) <= 1e-2 * ny); /* subnormals keep few bits */
+        /* entries near DBL_MAX: the norm itself may overflow only when it exceeds DBL_MAX */
+        for (int32_t i = 0; i < n; i++) y[i] = x[i] * 1e308 / (double)n;
+        ny = ildl_nrm2_fixed(n, y, lanes);
+        assert_true(isfinite(ny) && fabs(ny - nrm2_ld(n, y)) <= 1e-13 * ny);
+        y[n / 2] = INFINITY;
+        assert_true(isinf(ildl_nrm2_fixed(n, y, lanes)));
+        y[n / 2] = NAN;
+        assert_true(isnan(ildl_nrm2_fixed(n, y, lanes)));
+        memset(y, 0, sizeof(double) * n);
+        assert_true(ildl_nrm2_fixed(n, y, lanes) == 0.0);
+        y[n - 1] = 0x1p-1074; /* the smallest subnormal alone */
+        assert_true(ildl_nrm2_fixed(n, y, lanes) == 0x1p-1074);
+        free(x);
+        free(y);
+    }
+    free(lanes);
+}
+
+/* Right-hand sides whose squares under- or overflow: whatever ildl_sqmr returns, it is honest
+ * (the reported residual is the returned x's, recomputed here without under- or overflow;
+ * converged only if that meets tol), and it never reports b's norm as zero or infinite. The
+ * tridiagonal(-1, 4, -1) of order 4 with b = 1e-300 (1,2,3,4) once gave x = 0 "converged". */
+static void test_extreme_rhs_honest(void **state)
+{
+    (void)state;
+    int32_t n = 4;
+    int32_t ti[7] = {0, 1, 1, 2, 2, 3, 3}, tj[7] = {0, 0, 1, 1, 2, 2, 3};
+    double tv[7] = {4, -1, 4, -1, 4, -1, 4};
+    ildl_csr A;
+    ildl_test_csr_from_triplets(n, 7, ti, tj, tv, &A);
+    double *D = ildl_test_dense(&A);
+    double scales[] = {1e-300, 1e-310, 1e200, 1e300};
+    for (int k = 0; k < 4; k++) {
+        double b[4], x[4], r[4];
+        for (int32_t i = 0; i < n; i++) b[i] = scales[k] * (i + 1);
+        ildl_sqmr_params prm = {1e-10, 50, 1, 0, NULL, NULL};
+        ildl_sqmr_result res;
+        int st = ildl_sqmr(n, csr_mv, &A, NULL, NULL, b, x, &prm, &res);
+        assert_true(st == ILDL_SUCCESS || st == ILDL_ERR_NOT_CONVERGED || st == ILDL_ERR_BREAKDOWN);
+        for (int32_t i = 0; i < n; i++) {
+            long double s = b[i];
+            for (int32_t j = 0; j < n; j++) s -= (long double)D[i * n + j] * x[j];
+            r[i] = (double)(s / scales[k]); /* relative to the scale: no underflow here either */
+        }
+        double bn[4];
+        for (int32_t i = 0; i < n; i++) bn[i] = b[i] / scales[k];
+        double rel = nrm2_ld(n, r) / nrm2_ld(n, bn);
+        assert_true(fabs(rel - res.true_residual) <= 1e-6 * rel + 1e-12);
+        assert_int_equal(res.converged, res.true_residual <= prm.tol);
+        assert_int_equal(st == ILDL_SUCCESS, res.converged);
+        if (res.converged) assert_true(rel <= 1e-9);
+    }
+    free(D);
+    ildl_csr_free(&A);
+}
+
 static void test_spd_laplacian(void **state)
 {
     (void)state;
@@ -649,6 +741,8 @@ static void test_progress_and_args(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nrm2_fixed),
+        cmocka_unit_test(test_extreme_rhs_honest),
         cmocka_unit_test(test_spd_laplacian),
         cmocka_unit_test(test_indefinite_exact_prec),
         cmocka_unit_test(test_indefinite_jacobi),

@@ -1,0 +1,218 @@
+/* test_cuda_rhs.c -- right-hand sides whose norms over- or underflow, on the GPU: the CUDA
+ * backend's solve equals the CPU backend's bit for bit (x, iterations, true residual) where
+ * b is tiny, subnormal, huge or near DBL_MAX (the API scales such a b by a power of two); the
+ * GPU's 2-norms equal the CPU's where the sum of squares over- or underflows (the scaled path
+ * of krylov/reduce.h, host-driven and inside the step kernel); the device apply of such
+ * vectors equals the host's. Skips without a GPU. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include "support/testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef ILDL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+#include "blockildl.h"
+#include "core/csr.h"
+#include "cuda/cuda_backend.h"
+#include "krylov/reduce.h"
+
+/* ||b - A x|| / ||b|| in long double (no square of a double over- or underflows there) */
+static double residual_ld(const ildl_csr *A, const double *x, const double *b)
+{
+    long double rr = 0.0L, bb = 0.0L;
+    for (int32_t i = 0; i < A->n; i++) {
+        long double s = b[i];
+        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) s -= (long double)A->val[p] * x[A->col[p]];
+        rr += s * s;
+        bb += (long double)b[i] * b[i];
+    }
+    return (double)sqrtl(rr / bb);
+}
+
+/* Solve with backend on A (fresh handle; x holds the initial guess if x0); returns the status. */
+static int solve_on(const ildl_csr *A, int backend, int x0, const double *b, double *x, ildl_info *info)
+{
+    ildl_options o;
+    ildl_options_default(&o);
+    o.backend = backend;
+    o.use_initial_guess = x0;
+    ildl_handle *h = NULL;
+    assert_int_equal(ildl_setup(A->n, A->rowptr, A->col, A->val, &o, &h), ILDL_SUCCESS);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    int st = ildl_solve(h, b, x);
+    ildl_get_info(h, info);
+    assert_int_equal(info->backend, backend);
+    ildl_destroy(h);
+    return st;
+}
+
+/* The CPU and CUDA backends on (A, b, x0): the same status, x, iterations and residual, the
+ * residual as recomputed here, and a converged solve (or, with may_fail, an honest failure). */
+static void agree(const char *what, const ildl_csr *A, const double *b, const double *x0, int may_fail)
+{
+    int32_t n = A->n;
+    size_t bytes = sizeof(double) * (size_t)n;
+    double *xc = malloc(bytes), *xg = malloc(bytes);
+    if (x0) {
+        memcpy(xc, x0, bytes);
+        memcpy(xg, x0, bytes);
+    }
+    ildl_info ic, ig;
+    int sc = solve_on(A, ILDL_BACKEND_CPU, x0 != NULL, b, xc, &ic);
+    int sg = solve_on(A, ILDL_BACKEND_CUDA, x0 != NULL, b, xg, &ig);
+    double r = residual_ld(A, xg, b);
+    printf("%-40s cpu %d gpu %d iterations %d/%d residual %.3e/%.3e (recomputed %.3e) x %s\n", what, sc, sg,
+           ic.iterations, ig.iterations, ic.true_residual, ig.true_residual, r,
+           memcmp(xc, xg, bytes) ? "DIFFER" : "equal");
+    assert_int_equal(sc, sg);
+    assert_int_equal(ic.iterations, ig.iterations);
+    assert_memory_equal(&ic.true_residual, &ig.true_residual, sizeof(double));
+    assert_memory_equal(xc, xg, bytes);
+    assert_true(fabs(r - ig.true_residual) <= 1e-6 * r + 1e-300);
+    assert_int_equal(ig.converged, r <= 1e-6);
+    if (may_fail) assert_true(sg == ILDL_SUCCESS || sg == ILDL_ERR_NOT_CONVERGED);
+    else assert_true(sg == ILDL_SUCCESS && ig.converged);
+    free(xc);
+    free(xg);
+}
+
+static void test_scaled_rhs(void **state)
+{
+    (void)state;
+    if (ildl_cuda_device_count() <= 0) {
+        printf("SKIP: no CUDA device: GPU right-hand-side tests not run\n");
+        skip();
+        return;
+    }
+    ildl_csr A;
+    ildl_test_laplace2d(40, 0.5, &A); /* indefinite: shifted */
+    int32_t n = A.n;
+    double *b0 = malloc(sizeof(double) * n), *b = malloc(sizeof(double) * n);
+    uint64_t seed = 3;
+    for (int32_t i = 0; i < n; i++) b0[i] = 2.0 * ildl_test_rand(&seed) - 1.0;
+    int ks[] = {0, -1000, -1070, 700, 1015};
+    for (int k = 0; k < 5; k++) {
+        char what[64];
+        for (int32_t i = 0; i < n; i++) b[i] = ldexp(b0[i], ks[k]);
+        snprintf(what, sizeof what, "laplace2d(40), b * 2^%d", ks[k]);
+        agree(what, &A, b, NULL, ks[k] == -1070); /* subnormal b: x too, with too few bits for tol */
+    }
+    free(b0);
+    free(b);
+    ildl_csr_free(&A);
+}
+
+/* The GPU's 2-norms equal ildl_nrm2_fixed bit for bit on vectors whose squares over- or
+ * underflow (and on NaN, Inf, zero), by the host-driven path and by the one-block fallback
+ * that the step kernel takes; the fallback agrees with the plain sum to rounding elsewhere. */
+static void test_nrm2_device(void **state)
+{
+    (void)state;
+    if (ildl_cuda_device_count() <= 0) {
+        skip();
+        return;
+    }
+    double *lanes = malloc(sizeof(double) * ILDL_DOT_LANES);
+    int32_t sizes[] = {1, 1000, ILDL_DOT_LANES + 4097};
+    int ks[] = {0, -1000, -1070, 600, 1020};
+    for (int si = 0; si < 3; si++) {
+        int32_t n = sizes[si];
+        double *x = malloc(sizeof(double) * n);
+        for (int k = 0; k < 5 + 4; k++) {
+            uint64_t seed = 5 + (uint64_t)k;
+            for (int32_t i = 0; i < n; i++) x[i] = ldexp(2.0 * ildl_test_rand(&seed) - 1.0, k < 5 ? ks[k] : 0);
+            if (k == 5) x[n / 2] = NAN;
+            if (k == 6) x[n - 1] = -INFINITY;
+            if (k == 7) memset(x, 0, sizeof(double) * n);
+            if (k == 8) { memset(x, 0, sizeof(double) * n); x[n / 3] = 0x1p-1074; }
+            double cpu = ildl_nrm2_fixed(n, x, lanes), host_path = 0, fallback = 0;
+            assert_int_equal(ildl_cuda_nrm2_test(0, n, x, &host_path, &fallback), ILDL_SUCCESS);
+            if (isnan(cpu)) {
+                assert_true(isnan(host_path) && isnan(fallback));
+                continue;
+            }
+            assert_memory_equal(&host_path, &cpu, sizeof cpu);
+            if (k == 0) assert_true(fabs(fallback - cpu) <= 1e-14 * cpu);
+            else assert_memory_equal(&fallback, &cpu, sizeof cpu);
+        }
+        free(x);
+    }
+    printf("GPU 2-norms of vectors scaled by 2^-1000, 2^-1070, 2^600, 2^1020, with NaN, Inf, zero: ildl_nrm2_fixed's bits\n");
+    free(lanes);
+    /* a solve whose residual becomes exactly 0 in the step kernel (a diagonal system of powers of
+     * two with an exact preconditioner): the kernel's fallback for a zero sum of squares */
+    ildl_csr D;
+    int32_t n = 70, ti[70], tj[70];
+    double tv[70], b[70];
+    for (int32_t i = 0; i < n; i++) {
+        ti[i] = tj[i] = i;
+        tv[i] = ldexp(1.0, (int)(i % 5) - 2);
+        b[i] = (double)(i % 9) - 4.0;
+    }
+    ildl_test_csr_from_triplets(n, n, ti, tj, tv, &D);
+    agree("diagonal of powers of two (r = 0 exactly)", &D, b, NULL, 0);
+    ildl_csr_free(&D);
+}
+
+/* The device apply of vectors scaled far out (and of one holding a NaN) equals the host's. */
+static void test_device_apply_extreme(void **state)
+{
+    (void)state;
+    if (ildl_cuda_device_count() <= 0) {
+        skip();
+        return;
+    }
+#ifdef ILDL_HAVE_CUDA
+    ildl_csr A;
+    ildl_test_laplace2d(30, 0.5, &A);
+    int32_t n = A.n;
+    size_t bytes = sizeof(double) * (size_t)n;
+    double *r = malloc(bytes), *zh = malloc(bytes), *zd = malloc(bytes), *dr = NULL, *dz = NULL;
+    ildl_options o;
+    ildl_options_default(&o);
+    o.backend = ILDL_BACKEND_CUDA;
+    ildl_handle *h = NULL;
+    assert_int_equal(ildl_setup(n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    assert_int_equal(cudaMalloc((void **)&dr, bytes), cudaSuccess);
+    assert_int_equal(cudaMalloc((void **)&dz, bytes), cudaSuccess);
+    int ks[] = {-1060, -1000, 1000, 1020};
+    for (int k = 0; k <= 4; k++) {
+        uint64_t seed = 11;
+        for (int32_t i = 0; i < n; i++) r[i] = ldexp(2.0 * ildl_test_rand(&seed) - 1.0, k < 4 ? ks[k] : 0);
+        if (k == 4) r[n / 3] = NAN;
+        assert_int_equal(ildl_apply(h, r, zh, ILDL_MEMORY_HOST, NULL), ILDL_SUCCESS);
+        assert_int_equal(cudaMemcpy(dr, r, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+        assert_int_equal(ildl_apply(h, dr, dz, ILDL_MEMORY_DEVICE, NULL), ILDL_SUCCESS);
+        assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+        assert_int_equal(cudaMemcpy(zd, dz, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+        assert_memory_equal(zh, zd, bytes);
+    }
+    printf("device apply of r * 2^-1060, 2^-1000, 2^1000, 2^1020 and of r with a NaN: equal to the host apply\n");
+    /* a solve refuses a NaN in b on either path, before any device work */
+    assert_int_equal(ildl_solve(h, r, zh), ILDL_ERR_NAN_INF);
+    cudaFree(dr);
+    cudaFree(dz);
+    ildl_destroy(h);
+    free(r); free(zh); free(zd);
+    ildl_csr_free(&A);
+#endif
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IONBF, 0);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_scaled_rhs),
+        cmocka_unit_test(test_nrm2_device),
+        cmocka_unit_test(test_device_apply_extreme),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
