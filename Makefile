@@ -3,13 +3,18 @@
 #   make test   install dependencies, build, run the test suite
 #   make test-sanitize   the test suite of the CPU-only build under AddressSanitizer,
 #               LeakSanitizer and UndefinedBehaviorSanitizer (CI runs it too)
+#   make fuzz   the libFuzzer harnesses (clang, CPU only, build-fuzz/): the committed corpus as
+#               regression inputs, then FUZZ_SECONDS (60) of fuzzing per harness (docs/reliability.md)
 BUILD  ?= build
 JOBS   ?= 2
 MATRIX ?= data/cutest_kkt_CRESC100_0000.mtx.gz
 ARGS   ?=
 CMAKE_ARGS ?=
 
-.PHONY: all deps build run test test-sanitize clean
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD ?= build-fuzz
+
+.PHONY: all deps build run test test-sanitize fuzz clean
 all: build
 
 deps:
@@ -29,6 +34,13 @@ test-sanitize: deps
 	cmake -S . -B $(BUILD)-sanitize -DCMAKE_BUILD_TYPE=Debug -DILDL_CUDA=OFF -DILDL_SANITIZE=ON $(CMAKE_ARGS)
 	cmake --build $(BUILD)-sanitize -j$(JOBS)
 	cd $(BUILD)-sanitize && ctest --output-on-failure -j$(JOBS)
+
+fuzz: deps
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DILDL_CUDA=OFF -DILDL_FUZZ=ON \
+	  -DILDL_BUILD_TESTS=OFF -DILDL_BUILD_TOOLS=OFF $(CMAKE_ARGS)
+	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzzers
+	status=0; (cd $(FUZZ_BUILD) && ctest --output-on-failure -j$(JOBS) -L fuzz) || status=1; \
+	bash tests/fuzz/run_fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) || status=1; exit $$status
 
 clean:
 	rm -rf $(BUILD)

@@ -6,7 +6,7 @@
 # then shows as spread within a variant, not as a difference between variants).
 #   usage: bash bench/device-ab.sh LABEL=BINARY[,VAR=VALUE...] ...
 #   e.g.   bash bench/device-ab.sh head=build-cuda/tools/ildl \
-#                 split50=build-cuda/tools/ildl,ILDL_SF_CARVEOUT=50 new=/tmp/new/build-cuda/tools/ildl
+#                 omp8=build-cuda/tools/ildl,OMP_NUM_THREADS=8 new=/tmp/new/build-cuda/tools/ildl
 #   An item that starts with -- is an ildl option of that variant (--name=value for one with a
 #   value), e.g. rb0=build-cuda/tools/ildl,--blocking=rb,--ordering=gmc,--fill-level=0. Each
 #   iteration line also gives the levels, the stored factor entries and the time per iteration

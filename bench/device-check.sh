@@ -5,7 +5,10 @@
 #   usage: bash bench/device-check.sh [quick|full] [sanitize|racecheck|sanitize-all]
 #   (sanitize: memcheck; racecheck: racecheck only; sanitize-all: both, which no longer fits one
 #    600 s device call. The tests run on a 150-row generated matrix with 32-row blocks:
-#    ILDL_TEST_SMALL=1 runs only the factor/solve agreement test)
+#    ILDL_TEST_SMALL=1 runs only the factor/solve agreement test. The kernel and setup alternatives
+#    that the defaults do not take on these matrices are selected through the test programs:
+#    ILDL_TEST_TUNING="field=value,..." sets the fields of src/cuda/tuning.h before any handle is
+#    made, e.g. sf_nostage=1,sf_split=2; the program prints "tuning: ..." when it applied it)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 MODE=${1:-quick}
@@ -38,33 +41,39 @@ awk 'NF >= 7 && $1 ~ /mtx/ {n++; if ($7 > 0) m++; s += $7}
 mkdir -p /tmp/ildl-split
 for m in tuma2 stokes64 aug3dcqp sqd_aug2d_2x2_it5 cutest_kkt_VESUVIA_0000 bloweya maxwell_homogeneous4; do
   ln -sf "$PWD/.devdata/matrices/$m.mtx.gz" /tmp/ildl-split/; done
+# tuned_ok LOG: warn when a run given ILDL_TEST_TUNING did not report it applied (a test build
+# that predates the variable would have run the defaults only)
+tuned_ok() {
+  grep -q "^tuning: " "$1" || echo "WARNING: $1: ILDL_TEST_TUNING was not applied (the defaults ran)"
+}
 # agreement NAME LABEL [VAR=VALUE...]: the agreement test on the quick set with the variables
 # set; prints its exit status and how many factor/solve comparisons were bitwise equal
 agreement() {
   local name=$1 label=$2; shift 2
   env "$@" ILDL_MATRICES_DIR=/tmp/ildl-split timeout 480 $B/tests/cuda_test_cuda_factor > "$OUTDIR/gpu-tests-$name.log" 2>&1
   echo "cuda tests, $label, exit $?"
+  tuned_ok "$OUTDIR/gpu-tests-$name.log"
   awk -v name="$name" 'NF >= 6 && $1 ~ /mtx/ {n++; if ($3 == "0.00e+00" && $4 == 0 && $5 == 1 && $6 == "0.00e+00") ok++}
        END {printf "%s: bitwise %d of %d\n", name, ok + 0, n}' "$OUTDIR/gpu-tests-$name.log"
 }
-agreement split "every solve row split (ILDL_SF_SPLIT=1)" ILDL_SF_SPLIT=1
+agreement split "every solve row split (sf_split=1)" ILDL_TEST_TUNING=sf_split=1
 # the quick set ordered by GMC_FILL (ILDL_TEST_ORDERING=6): wide levels, many rows in flight;
-# the forward sweep reading V_ii from global memory (ILDL_SF_VGLOBAL=1: the wide-level kernel,
+# the forward sweep reading V_ii from global memory (sf_vglobal=1: the wide-level kernel,
 # which by default only levels of 256+ block rows get)
-agreement gmc-fill "GMC_FILL ordering, V_ii from global" ILDL_SF_VGLOBAL=1 ILDL_TEST_ORDERING=6
-# the sync-free kernels without staging tiles (ILDL_SF_NOSTAGE=1: the kernels that by default only
-# levels of 1024+ block rows get), with the split-row path too
-agreement nostage "no staging tiles" ILDL_SF_NOSTAGE=1
+agreement gmc-fill "GMC_FILL ordering, V_ii from global" ILDL_TEST_TUNING=sf_vglobal=1 ILDL_TEST_ORDERING=6
+# the sync-free kernels without staging tiles (sf_nostage=1: the kernels that by default only
+# levels of 256+ block rows get), with the split-row path too
+agreement nostage "no staging tiles" ILDL_TEST_TUNING=sf_nostage=1
 grep -E "^SQMR|^refactor round 1" "$OUTDIR/gpu-tests-nostage.log"
 agreement nostage-split "no staging tiles, V_ii from global, GMC_FILL, every row split" \
-  ILDL_SF_NOSTAGE=1 ILDL_SF_VGLOBAL=1 ILDL_SF_SPLIT=1 ILDL_TEST_ORDERING=6
-# A's values left pageable (ILDL_PIN_HOST=0: SQMR copies them at the first solve after each
+  ILDL_TEST_TUNING=sf_nostage=1,sf_vglobal=1,sf_split=1 ILDL_TEST_ORDERING=6
+# A's values left pageable (pin_host=0: SQMR copies them at the first solve after each
 # factorization instead of during it): the agreement test, its refactorization test included
-agreement pageable "pageable copies of A's values" ILDL_PIN_HOST=0
+agreement pageable "pageable copies of A's values" ILDL_TEST_TUNING=pin_host=0
 grep -E "^refactor round" "$OUTDIR/gpu-tests-pageable.log"
-# the sweeps' tickets in level order (ILDL_SF_ORDER=0; the default is the chain order of
+# the sweeps' tickets in level order (sf_chain_order=0; the default is the chain order of
 # src/analyse/tickets.c): any topological order must give the same bits
-agreement level-order "tickets in level order" ILDL_SF_ORDER=0
+agreement level-order "tickets in level order" ILDL_TEST_TUNING=sf_chain_order=0
 timeout 120 $B/tests/cuda_test_cuda_rhs > "$OUTDIR/rhs.log" 2>&1; echo "extreme right-hand sides test exit $?"
 grep -E "^laplace|^diagonal|^GPU 2-norms|^device apply" "$OUTDIR/rhs.log"
 timeout 120 $B/tests/api_test_api > "$OUTDIR/api.log" 2>&1; echo "api tests exit $?"
@@ -82,16 +91,19 @@ if [ -n "$SAN" ]; then
     echo "compute-sanitizer $tool exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool.log" | tail -n 1)"
     # the split-row path of the sync-free solves (every row split into 2-tile items), with the
     # forward kernel that reads V_ii from global memory
-    ILDL_SF_VGLOBAL=1 ILDL_SF_SPLIT=2 ILDL_TEST_SMALL=1 timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_factor \
+    ILDL_TEST_TUNING=sf_vglobal=1,sf_split=2 ILDL_TEST_SMALL=1 timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_factor \
       > "$OUTDIR/sanitizer-$tool-split.log" 2>&1
     echo "compute-sanitizer $tool, rows split, V_ii from global, exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-split.log" | tail -n 1)"
+    tuned_ok "$OUTDIR/sanitizer-$tool-split.log"
     # the kernels without staging tiles, plain and with rows split
-    ILDL_SF_NOSTAGE=1 ILDL_TEST_SMALL=1 timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_factor \
+    ILDL_TEST_TUNING=sf_nostage=1 ILDL_TEST_SMALL=1 timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_factor \
       > "$OUTDIR/sanitizer-$tool-nostage.log" 2>&1
     echo "compute-sanitizer $tool, no staging tiles, exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-nostage.log" | tail -n 1)"
-    ILDL_SF_NOSTAGE=1 ILDL_SF_SPLIT=2 ILDL_TEST_SMALL=1 timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_factor \
+    tuned_ok "$OUTDIR/sanitizer-$tool-nostage.log"
+    ILDL_TEST_TUNING=sf_nostage=1,sf_split=2 ILDL_TEST_SMALL=1 timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_factor \
       > "$OUTDIR/sanitizer-$tool-nostage-split.log" 2>&1
     echo "compute-sanitizer $tool, no staging tiles, rows split, exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-nostage-split.log" | tail -n 1)"
+    tuned_ok "$OUTDIR/sanitizer-$tool-nostage-split.log"
   done
   # the 2-norms' scaled paths (host-driven and the step kernel's one-block fallback) and the
   # solves of right-hand sides scaled far out
@@ -101,7 +113,9 @@ if [ -n "$SAN" ]; then
   done
   # SQMR's kernels (the tests above skip SQMR under the sanitizer): a whole solve, under
   # memcheck on tuma2; under racecheck on a generated 648-row control problem (7 iterations):
-  # racecheck slows the sweeps' polls so much that a 5184-row problem did not finish in 60 s
+  # racecheck slows the sweeps' polls so much that a 5184-row problem did not finish in 60 s.
+  # ildl takes the default kernels (staged on this problem's narrow levels); the kernels
+  # without staging tiles ran under both tools in the sf_nostage runs of the test program above
   $B/bench/gen/ildl-gen control 6 /tmp/ildl-san-control6.mtx.gz > /dev/null
   for tool in $TOOLS; do
     if [ $tool = memcheck ]; then
@@ -109,11 +123,10 @@ if [ -n "$SAN" ]; then
         --backend cuda --quiet > "$OUTDIR/sanitizer-$tool-sqmr.log" 2>&1
       echo "compute-sanitizer $tool, ildl solve tuma2 (SQMR), exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-sqmr.log" | tail -n 1)"
     else
-      for cfg in syncfree:0 syncfree:1 levels:0; do # schedule:ILDL_SF_NOSTAGE
-        sched=${cfg%:*}; ns=${cfg#*:}
-        ILDL_SF_NOSTAGE=$ns timeout 120 "$CS" --tool $tool --error-exitcode 9 $B/tools/ildl solve \
-          /tmp/ildl-san-control6.mtx.gz --backend cuda --schedule $sched --quiet > "$OUTDIR/sanitizer-$tool-sqmr-$sched-$ns.log" 2>&1
-        echo "compute-sanitizer $tool, ildl solve control6 (SQMR, $sched, ILDL_SF_NOSTAGE=$ns), exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-sqmr-$sched-$ns.log" | tail -n 1)"
+      for sched in syncfree levels; do
+        timeout 120 "$CS" --tool $tool --error-exitcode 9 $B/tools/ildl solve \
+          /tmp/ildl-san-control6.mtx.gz --backend cuda --schedule $sched --quiet > "$OUTDIR/sanitizer-$tool-sqmr-$sched.log" 2>&1
+        echo "compute-sanitizer $tool, ildl solve control6 (SQMR, $sched), exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-sqmr-$sched.log" | tail -n 1)"
       done
     fi
   done

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Where a sync-free sweep's time goes, from a trace of a build with -DILDL_SOLVE_TRACE.
 
-Run ILDL_CUDA_PROFILE=1 ILDL_SOLVE_TRACE=FILE ildl solve ... --time-apply 1 with such a build;
+Build with -DCMAKE_CUDA_FLAGS=-DILDL_SOLVE_TRACE (the records go to ildl-solve-trace.bin in the
+working directory; adding -DILDL_SOLVE_TRACE_FILE='"FILE"' names another: src/cuda/common.cuh) and run
+ILDL_CUDA_PROFILE=1 ildl solve ... --time-apply 1;
 then: solve_trace.py FILE [BLOCKSxWARPS_FORWARD BLOCKSxWARPS_BACKWARD]. Per direction it prints the sweep's span and, along the critical
 path (from the last row published, back through the dependency each row waited for last):
   claim lag  the row was claimed (ticket) after that dependency had already published
@@ -12,7 +14,7 @@ The kernels without staging tiles (one warp a row, the default at n >= 1M) recor
 row's last wait the last tile whose dependency was still unset at its first poll (the one
 the row actually waited for), and in place of the staged kernels' stage / wait / compute
 times: the tiles that waited, the ns in all dependency reads, the ns in the waits; their
-finish is split the same way (walk end, V_ii applied, published). perf-notes §74.
+finish is split the same way (walk end, V_ii applied, published).
 """
 import statistics
 import struct

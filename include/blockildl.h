@@ -119,8 +119,8 @@ typedef enum {
 
 typedef enum {
     ILDL_SCHEDULE_LEVELS = 0,  /* GPU solves: one launch per level (the reference schedule) */
-    ILDL_SCHEDULE_SYNCFREE = 1 /* GPU solves: one persistent launch per direction, rows wait on
-                                  per-row flags (default; bit-identical to LEVELS, faster on
+    ILDL_SCHEDULE_SYNCFREE = 1 /* GPU solves: one persistent launch per direction, rows poll
+                                  the values they depend on (default; bit-identical to LEVELS, faster on
                                   deep block graphs) */
 } ildl_schedule;
 
@@ -304,8 +304,11 @@ int ildl_factor(ildl_handle *h, const double *values);
  * Returns ILDL_SUCCESS (true residual <= tol), ILDL_ERR_NOT_CONVERGED (x is the best
  * iterate found), ILDL_ERR_BREAKDOWN (x is the best finite iterate found),
  * ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_INVALID_OPTION (x aliases b), ILDL_ERR_CALL_ORDER (no
- * factor), ILDL_ERR_NAN_INF (b, or the initial guess, has NaN/Inf), ILDL_ERR_OUT_OF_MEMORY,
- * ILDL_ERR_DEVICE. */
+ * factor), ILDL_ERR_NAN_INF (b or the initial guess has NaN/Inf; x is left as given),
+ * ILDL_ERR_OUT_OF_MEMORY, ILDL_ERR_DEVICE. An initial guess whose residual b - A x0 overflows
+ * is of no use, and the solve starts from x = 0 instead. The reported true
+ * residual is always finite: where the iterate would exceed the largest double (A singular at
+ * b's scale), x is the initial guess (or 0) with its residual, and the status NOT_CONVERGED. */
 int ildl_solve(ildl_handle *h, const double *b, double *x);
 
 /* Where the vectors of ildl_apply live. */

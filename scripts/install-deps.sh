@@ -12,6 +12,10 @@ have_header amd.h || need+=(libsuitesparse-dev)
 have_header metis.h || need+=(libmetis-dev)
 have_header cmocka.h || need+=(libcmocka-dev)
 have_header zlib.h || need+=(zlib1g-dev)
+# make fuzz: clang with libFuzzer's runtime, and OpenMP for clang
+command -v clang >/dev/null 2>&1 || need+=(clang)
+compgen -G '/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a' >/dev/null || need+=(libclang-rt-dev)
+compgen -G '/usr/lib/llvm-*/lib/libomp.so' >/dev/null || need+=(libomp-dev)
 if [ ${#need[@]} -eq 0 ]; then
   echo "install-deps: all dependencies present"
   exit 0

@@ -556,25 +556,57 @@ static int user_residual(const ildl_handle *h, const double *bs, int e, const do
 
 /* The solve on b * 2^-e (x0 * 2^-e), its x scaled back and its residual recomputed on the
  * user's b: SQMR on a right-hand side whose norm would over- or underflow in its inner
- * products. The result and status are those of the user's system. */
+ * products. The result and status are those of the user's system. When the iterate, scaled
+ * back, exceeds the doubles (a singular or nearly singular A at b's scale), x is the initial
+ * guess instead (x = 0 without one), with its residual, and *overflow is set. */
 static int solve_scaled(ildl_handle *h, const double *b, double *x, int e, const ildl_sqmr_params *prm,
-                        ildl_sqmr_result *res)
+                        ildl_sqmr_result *res, int *overflow)
 {
     int32_t n = h->A.n;
-    double *bs = ildl_malloc(sizeof(double) * (size_t)n);
-    if (!bs) return ILDL_ERR_OUT_OF_MEMORY;
+    size_t bytes = sizeof(double) * (size_t)n;
+    double *bs = ildl_malloc(bytes), *x0 = prm->use_x0 ? ildl_malloc(bytes) : NULL;
+    *overflow = 0;
+    if (!bs || (prm->use_x0 && !x0)) {
+        free(bs);
+        free(x0);
+        return ILDL_ERR_OUT_OF_MEMORY;
+    }
     for (int32_t i = 0; i < n; i++) bs[i] = ildl_scale_pow2(b[i], -e);
-    if (prm->use_x0)
-        for (int32_t i = 0; i < n; i++) x[i] = ildl_scale_pow2(x[i], -e);
-    int st = h->cuda ? ildl_cuda_sqmr(h->cuda, bs, x, prm, res)
-                     : ildl_sqmr(n, matvec_host, h, apply_host, h, bs, x, prm, res);
-    for (int32_t i = 0; i < n; i++) x[i] = ildl_scale_pow2(x[i], e);
+    ildl_sqmr_params p = *prm;
+    if (x0) {
+        memcpy(x0, x, bytes);
+        int finite = 1;
+        for (int32_t i = 0; i < n; i++) {
+            x[i] = ildl_scale_pow2(x[i], -e);
+            finite &= ildl_isfinite(x[i]);
+        }
+        /* an x0 beyond the doubles at b's scale has a residual beyond them too: of no use, as
+         * an x0 whose A x0 overflows (sqmr.c), so the solve starts from 0 */
+        if (!finite) p.use_x0 = 0;
+    }
+    int st = h->cuda ? ildl_cuda_sqmr(h->cuda, bs, x, &p, res)
+                     : ildl_sqmr(n, matvec_host, h, apply_host, h, bs, x, &p, res);
     double r = 0.0;
     if (st == ILDL_SUCCESS || st == ILDL_ERR_NOT_CONVERGED || st == ILDL_ERR_BREAKDOWN) {
-        int st2 = user_residual(h, bs, e, x, h->work, &r);
+        int finite = 1;
+        for (int32_t i = 0; i < n; i++) {
+            x[i] = ildl_scale_pow2(x[i], e);
+            finite &= ildl_isfinite(x[i]);
+        }
+        int st2 = finite ? user_residual(h, bs, e, x, h->work, &r) : ILDL_SUCCESS;
+        if (!st2 && (!finite || !ildl_isfinite(r))) {
+            *overflow = 1;
+            if (x0) memcpy(x, x0, bytes);
+            else memset(x, 0, bytes);
+            st2 = user_residual(h, bs, e, x, h->work, &r);
+            if (st == ILDL_SUCCESS) st = ILDL_ERR_NOT_CONVERGED;
+        }
         if (st2) st = st2;
+    } else if (x0) {
+        memcpy(x, x0, bytes); /* refused: x as given */
     }
     free(bs);
+    free(x0);
     if (st != ILDL_SUCCESS && st != ILDL_ERR_NOT_CONVERGED && st != ILDL_ERR_BREAKDOWN) return st;
     res->true_residual = r;
     res->converged = r <= prm->tol;
@@ -609,8 +641,8 @@ static int solve_impl(ildl_handle *h, const double *b, double *x)
     };
     ildl_sqmr_result res;
     memset(&res, 0, sizeof res);
-    int e = rhs_exponent(bmax), st;
-    if (e) st = solve_scaled(h, b, x, e, &prm, &res);
+    int e = rhs_exponent(bmax), st, overflow = 0;
+    if (e) st = solve_scaled(h, b, x, e, &prm, &res, &overflow);
     else st = h->cuda ? ildl_cuda_sqmr(h->cuda, b, x, &prm, &res)
                       : ildl_sqmr(n, matvec_host, h, apply_host, h, b, x, &prm, &res);
     ildl_info *I = &h->info;
@@ -623,7 +655,10 @@ static int solve_impl(ildl_handle *h, const double *b, double *x)
     logline(h, 1, "solve: %s after %d iterations, true relative residual %.3e (%.3f s)",
             res.converged ? "converged" : "NOT converged", res.iterations, res.true_residual,
             I->solve_seconds);
-    if (st == ILDL_ERR_NOT_CONVERGED)
+    if (st == ILDL_ERR_NOT_CONVERGED && overflow)
+        fail(h, st, "the iterate exceeds the largest double at b's scale (is A singular?): x is the %s, true "
+             "relative residual %.3e", h->opt.use_initial_guess ? "initial guess" : "zero vector", res.true_residual);
+    else if (st == ILDL_ERR_NOT_CONVERGED)
         fail(h, st, "true relative residual %.3e > tol %.1e after %d iterations", res.true_residual,
              h->opt.tol, res.iterations);
     else if (st == ILDL_ERR_BREAKDOWN)

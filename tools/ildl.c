@@ -311,7 +311,7 @@ int main(int argc, char **argv)
     x = calloc((size_t)n, sizeof(double));
     if (rhs) {
         int32_t nb = 0;
-        status = ildl_mm_read_vector(rhs, &b, &nb, msg, sizeof msg);
+        status = ildl_mm_read_vector(rhs, n, &b, &nb, msg, sizeof msg); /* length n or refused */
         if (!status && nb != n) {
             snprintf(msg, sizeof msg, "%s has %d entries but the matrix has n = %d", rhs, (int)nb, (int)n);
             status = ILDL_ERR_SIZE_MISMATCH;

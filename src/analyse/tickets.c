@@ -5,7 +5,7 @@
 
 /* The weights of the chains: a tile, a handoff between rows, a row's own work (the V_ii product
  * and the publish). Other weights (no handoff, a handoff of 4 tiles, a row's own work of 8)
- * measured within 0.3% of these (perf-notes §68). */
+ * measured within 0.3% of these at n >= 1M: the order matters, not the exact weights. */
 #define CHAIN_TILE 2
 #define CHAIN_HANDOFF 1
 #define CHAIN_ROW 2
@@ -50,8 +50,8 @@ static int keyed_cmp(const void *a, const void *b)
 }
 
 /* Why the chains: in level order the warps wait at the end of every level for rows with few
- * successors while rows that head long chains sit in the queue (control70's forward sweep -9
- * to -12% in chain order, §68). The order is topological because a row's dependency heads
+ * successors while rows that head long chains sit in the queue (control70's forward sweep was
+ * 9-12% faster in chain order). The order is topological because a row's dependency heads
  * every chain through the row, so its chain is strictly longer (CHAIN_ROW >= 1). */
 int ildl_sweep_ticket_order(const ildl_tiles *T, int dir, int chain, int32_t *seq)
 {

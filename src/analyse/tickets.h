@@ -1,6 +1,7 @@
 /* tickets.h -- the order in which the sync-free sweeps hand out block rows (tickets): any
  * topological order of a sweep's dependencies is correct and gives the same bits; this one
- * decides which rows wait (perf-notes §68). Host code, used by the CUDA backend. */
+ * decides which rows wait (rows heading long chains of dependent work first, so that warps do
+ * not idle at a level's end behind rows few others need). Host code, used by the CUDA backend. */
 #ifndef ILDL_ANALYSE_TICKETS_H
 #define ILDL_ANALYSE_TICKETS_H
 #include <stdint.h>
@@ -18,7 +19,9 @@ int32_t ildl_sweep_row_dep(const ildl_tiles *T, int dir, int32_t i, int64_t q);
 
 /* The least t in [lo, hi] such that at most `few` block rows have more than t tiles in the sweep
  * dir: the sync-free sweeps split the rows longer than t into work items, and lower t from hi
- * only while the rows above it stay few (perf-notes §72). lo <= hi. */
+ * only while the rows above it stay few (a split row's items pass partial sums through global
+ * memory, which pays only for the few longest rows, left to finish while the GPU idles).
+ * lo <= hi. */
 int ildl_sweep_split_threshold(const ildl_tiles *T, int dir, int64_t few, int lo, int hi);
 
 /* The sweep dir's block rows in ticket order, as positions in T->level_rows: seq[t] = p means

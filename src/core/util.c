@@ -24,16 +24,9 @@ double ildl_wtime(void)
 #define ILDL_HUGE_MIN ((size_t)8 << 20)
 #define ILDL_HUGE_ALIGN ((size_t)2 << 20)
 
-/* 0 if the environment variable ILDL_HUGEPAGES is "0" (experiments: plain malloc throughout) */
-static int huge_pages_wanted(void)
-{
-    const char *v = getenv("ILDL_HUGEPAGES");
-    return !(v && strcmp(v, "0") == 0);
-}
-
 void *ildl_malloc(size_t bytes)
 {
-    if (bytes < ILDL_HUGE_MIN || !huge_pages_wanted()) return malloc(bytes ? bytes : 1);
+    if (bytes < ILDL_HUGE_MIN) return malloc(bytes ? bytes : 1);
     void *p = NULL;
     if (posix_memalign(&p, ILDL_HUGE_ALIGN, bytes) != 0) return NULL;
 #ifdef MADV_HUGEPAGE

@@ -13,6 +13,13 @@ extern "C" {
 #define LD 32
 #define TILE (LD * LD)
 
+/* A -DILDL_SOLVE_TRACE build (a diagnostic: the sync-free sweeps record per ticket when it was
+ * claimed, its waits and its end) run with ILDL_CUDA_PROFILE set writes the last solve's records
+ * to this file unless the tuning names another (tuning.h; bench/solve_trace.py reads it). */
+#ifndef ILDL_SOLVE_TRACE_FILE
+#define ILDL_SOLVE_TRACE_FILE "ildl-solve-trace.bin"
+#endif
+
 /* Evaluate a CUDA call; on failure record where and jump to the function's cleanup label. */
 #define CU(call)                                                                         \
     do {                                                                                 \
@@ -40,13 +47,22 @@ struct device_scope {
     ~device_scope();
 };
 
-/* Forget the calling thread's last CUDA failure (at the start of an entry point). */
+/* Forget the calling thread's last CUDA failure (at the start of an entry point); or set it to a
+ * message of the backend's own; or what it is, and without one what status means. */
 void ildl_cuda_clear_message(void);
+void ildl_cuda_set_message(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+const char *ildl_cuda_status_message(int status);
 /* A process-wide lock between the backend's graph captures and its calls that synchronise
  * the device implicitly or explicitly (cudaDeviceSynchronize, cudaFree): CUDA refuses those
  * while any stream is capturing, so handles used on different threads take turns there. */
 void ildl_cuda_capture_lock(void);
 void ildl_cuda_capture_unlock(void);
+/* cudaDeviceSynchronize, never while another thread of the backend captures a graph. */
+cudaError_t device_sync_locked(void);
 
 /* What the solves need of one tile, packed in 16 bytes (one load), per position of fwd_seq and
  * bwd_seq; rebuilt after every factorization (offsets and counts change). a: the tile's offset in
@@ -84,7 +100,7 @@ struct dev_tiles {
      * block row i's non-empty tiles, where the solves stop */
     int64_t *fwd_seq, *bwd_seq;
     int64_t *fwd_end, *bwd_end;
-    solve_meta *fwd_meta, *bwd_meta;  /* [ntiles] the tiles of fwd_seq, bwd_seq, packed (solve.cu) */
+    solve_meta *fwd_meta, *bwd_meta;  /* [ntiles] the tiles of fwd_seq, bwd_seq, packed (solve_prepare.cu) */
     const int32_t *level_rows;
     const int64_t *a_ptr;
     const uint16_t *a_idx;
@@ -101,7 +117,7 @@ struct dev_tiles {
     int32_t *piv;
     double *d_diag, *d_off;
     int8_t *piv_type;
-    /* sync-free solves, rows with many tiles split into work items (solve.cu, sf_split_plan):
+    /* sync-free solves, rows with many tiles split into work items (plan.cu, sf_split_plan):
      * items in ticket order, x = the row's position in level_rows, y = its chunk (or -1: the
      * whole row); per row, the first of its tiles' partial sums in scratch (-1: not split) */
     const int2 *sf_items_f, *sf_items_b;
@@ -112,7 +128,7 @@ struct dev_tiles {
     double *sf_scratch;     /* LD partial sums per tile of the split rows (one direction at a time) */
     int *sf_count;          /* [nb] items of a split row finished in this sweep (the last resets it) */
     int *sf_ready;          /* [nb] forward: the epoch of the sweep whose split row's running sum is stored */
-    /* The sync-free solves without staging tiles (solve.cu, solve_lanes_launch after each
+    /* The sync-free solves without staging tiles (solve_prepare.cu, solve_lanes_launch after each
      * factorization; NULL unless they are chosen): per position of fwd_seq (_f) and bwd_seq
      * (_b), a sparse tile's entries per output, LD counts (forward: per column; backward: per
      * row); forward, the sparse tiles' entries again, column by column (rows ascending within
@@ -120,7 +136,7 @@ struct dev_tiles {
      * position q's from lane_off[q] (an exclusive sum of lane_size in fwd_seq order). */
     uint8_t *lane_cnt_f, *lane_cnt_b, *lane_row;
     /* backward, each stored sparse entry's column (idx & 31) at its stored position: one byte a
-     * step where idx is two (the sweep is bound by its bytes, perf-notes §69) */
+     * step where idx is two (the sweep is bound by its bytes: -6 to -7%) */
     uint8_t *lane_col;
     int64_t *lane_size, *lane_off;
     double *lane_val;
@@ -128,7 +144,7 @@ struct dev_tiles {
     int64_t lane_cap;       /* entries lane_val / lane_row hold: total_cap less the dense tiles' */
     /* With the lanes, V_ii's strict upper triangle packed row by row (vii_pos) in the solves'
      * type (vii_pk or vii_pk32, as lane_val / lane_val32), which the backward sweep reads: half
-     * the bytes of the mi x mi tile (perf-notes §62). Row i's from vii_off[i] (a multiple of 16
+     * the bytes of the mi x mi tile (backward -8 to -14%). Row i's from vii_off[i] (a multiple of 16
      * entries: whole lines), set at setup; vii_cap entries in all. */
     const int64_t *vii_off;
     double *vii_pk;
@@ -137,15 +153,16 @@ struct dev_tiles {
     void *lane_tmp;         /* the scan's scratch (host side only) */
     size_t lane_tmp_bytes;
     /* host side only: the sync-free sweeps' output vector kept in L2 as persisting lines, at most
-     * l2_window bytes of it with hit ratio l2_ratio (0: no window; backend.cu, l2_window_setup) */
+     * l2_window bytes of it with hit ratio l2_ratio (0: no window; setup.cu, l2_window_setup) */
     size_t l2_window;
     float l2_ratio;
 };
 
 /* Launch kernel(args...) on stream s with an L2 access policy window over the n doubles at base
- * where the handle has one (T.l2_window, backend.cu's l2_window_setup: at most l2_window bytes,
+ * where the handle has one (T.l2_window, setup.cu's l2_window_setup: at most l2_window bytes,
  * hit ratio l2_ratio, hits persisting, misses streaming), plainly otherwise. The sync-free
- * sweeps window their output, SQMR's SpMV its q (perf-notes §71). Errors as with <<<>>>: to
+ * sweeps window their output, SQMR's SpMV its q: values read long after they were written, by
+ * when the factor streaming past would have evicted them. Errors as with <<<>>>: to
  * cudaGetLastError. */
 template <typename... KArgs, typename... Args>
 static void launch_l2_window(const dev_tiles &T, const void *base, int64_t n, void (*kernel)(KArgs...), dim3 grid,

@@ -1,23 +1,24 @@
-/* context.cuh -- the CUDA backend's context (private to src/cuda). */
+/* context.cuh -- the CUDA backend's context (private to src/cuda): the device memory and state
+ * of one handle, grouped by phase where sqmr.cu does not read the fields, and the functions
+ * the backend's .cu files share about it. */
 #ifndef ILDL_CUDA_CONTEXT_CUH
 #define ILDL_CUDA_CONTEXT_CUH
 #include "cuda/factor_kernels.cuh"
+#include "cuda/tuning.h"
+extern "C" {
+#include "core/util.h"
+}
 
-/* What a factorization reports, summed on the device (k_factor_stats in backend.cu): the
+/* What a factorization reports, summed on the device (k_factor_stats in factorize.cu): the
  * host T keeps no copy of D. */
 struct factor_totals {
     unsigned long long nnz;
     unsigned long long n2x2, pos, neg, zero;
 };
 
-struct ildl_cuda_ctx {
-    int device;
-    char name[256];
-    size_t bytes;
-    double t_malloc, t_copy; /* seconds in cudaMalloc / cudaMemcpy during setup (ILDL_SETUP_PROFILE) */
-    dev_tiles T;           /* device pointers */
-    int32_t *d_level_rows; /* == T.level_rows */
-    /* chunk schedule of the factorization (host) */
+/* The factorization's plan (plan.cu), its work space and its streams (factor.cu, factorize.cu). */
+struct cuda_factor_work {
+    /* chunk schedule (host) */
     int32_t nchunks;
     int32_t *chunk_r0, *chunk_n;
     int8_t *chunk_last;    /* chunk ends its level */
@@ -36,9 +37,43 @@ struct ildl_cuda_ctx {
     cudaStream_t fstream[2]; /* the factorization's streams (non-blocking): 0 main, 1 the pulls */
     cudaEvent_t ev_fork, ev_join; /* per chunk: s1 after s0's earlier work; s0 after the pulls */
     int8_t *d_pair_hint;
-    /* solve */
+    factor_totals *d_totals; /* statistics of the last factorization (factorize.cu) */
+};
+
+/* Which solve kernels run and their state (solve_select.cu, apply.cu). */
+struct cuda_solve_setup {
     int32_t nlevels;
     int32_t *level_ptr;    /* host copy */
+    int schedule;          /* ILDL_SCHEDULE_SYNCFREE or ILDL_SCHEDULE_LEVELS */
+    int solve_warps_f, solve_warps_b; /* warps per block of the forward/backward solve kernels */
+    int sf_blocks_f, sf_blocks_b; /* grids of the sync-free solve kernels: as many blocks as fit */
+    int sf_vglobal;        /* the forward sync-free kernel reads V_ii from global memory (wide levels) */
+    int sf_nostage;        /* the sync-free kernels without staging tiles (wider levels: SOLVE_*_NS) */
+    int lanes_failed;      /* the lanes of those kernels did not fit in device memory: staged kernels */
+    int staged_only;       /* ILDL_SOLVE_KERNELS_STAGED: never those kernels (nor their lanes) */
+    int *d_epoch;          /* the sync-free sweeps' epoch (k_sf_unset starts a new one) */
+    double *d_sweep;       /* [n] the sync-free forward sweep's result (filled unset first) */
+#ifdef ILDL_SOLVE_TRACE
+    unsigned long long *d_trace; /* the trace build's per-ticket records, [2][nb][10] (solve_sync.cuh) */
+#endif
+};
+
+struct ildl_cuda_ctx {
+    /* the device, the tile store and the settings */
+    int device;
+    char name[256];
+    int sm_count;
+    size_t bytes;
+    double t_malloc, t_copy; /* seconds in cudaMalloc / cudaMemcpy during setup (ILDL_SETUP_PROFILE) */
+    ildl_cuda_tuning tune; /* the settings in force at creation (tuning.h) */
+    dev_tiles T;           /* device pointers */
+    int32_t *d_level_rows; /* == T.level_rows */
+    int nb;                /* block rows */
+    int single;            /* precision single: float factorization, only val32 (val NULL) */
+    cuda_factor_work fac;
+    cuda_solve_setup sol;
+    /* The rest is read by sqmr.cu too (flat until it moves there). The map from factored
+     * positions to user rows: */
     int32_t *d_q;
     double *d_qs;
     int32_t *d_qinv;       /* q's inverse: user row -> factored position (SQMR's fused scatter) */
@@ -46,8 +81,13 @@ struct ildl_cuda_ctx {
     double *d_scale;       /* per user row */
     int have_map;          /* d_perm and d_scale hold the analysis: factorizations build d_q, d_qs */
     int map_built;         /* the last factorization built d_q, d_qs, d_qinv: applications may gather */
-    factor_totals *d_totals; /* statistics of the last factorization (backend.cu) */
+    int factored;
     double *d_w, *d_r, *d_z; /* [n] work vectors */
+    int *d_tickets;        /* the sync-free sweeps' tickets: [0] forward, [1] backward, [2] = 0 */
+    const int *d_skip;     /* what the solve kernels read to skip: d_tickets + 2, or SQMR's halt
+                              flag while its iteration is captured */
+    int prof_solve;        /* ILDL_CUDA_PROFILE set: time the sweeps of uncaptured solves */
+    cudaEvent_t ev[4];
     /* A for SpMV (user ordering) */
     int32_t n;
     int64_t *d_arow;
@@ -55,29 +95,7 @@ struct ildl_cuda_ctx {
     double *d_aval;
     const ildl_csr *hostA;
     void *pinned[2];       /* host arrays page-locked by ildl_cuda_pin_host (A's values, T->a_val) */
-    int factored;
     int aval_current;      /* d_aval holds the values of the last factorization (SQMR's products) */
-    int single;            /* precision single: float factorization, only val32 (val NULL) */
-    int schedule;          /* ILDL_SCHEDULE_SYNCFREE or ILDL_SCHEDULE_LEVELS */
-    int sm_count;
-    int nb;                /* block rows */
-    int solve_warps_f, solve_warps_b; /* warps per block of the forward/backward solve kernels */
-    int prof_solve;        /* ILDL_CUDA_PROFILE set: time the sweeps of uncaptured solves */
-    cudaEvent_t ev[4];
-#ifdef ILDL_SOLVE_TRACE
-    unsigned long long *d_trace; /* experiments: solve.cu's per-ticket records, [2][nb][10] */
-#endif
-    int sf_blocks_f, sf_blocks_b; /* grids of the sync-free solve kernels: as many blocks as fit */
-    int sf_vglobal;        /* the forward sync-free kernel reads V_ii from global memory (wide levels) */
-    int sf_nostage;        /* the sync-free kernels without staging tiles (wider levels: SOLVE_*_NS) */
-    int skip_empty;        /* the solves skip the tiles a factorization left empty (ILDL_SKIP_EMPTY=0: not) */
-    int lanes_failed;      /* the lanes of those kernels did not fit in device memory: staged kernels */
-    int staged_only;       /* ILDL_SOLVE_KERNELS_STAGED: never those kernels (nor their lanes) */
-    int *d_done_f, *d_done_b, *d_epoch, *d_tickets; /* sync-free solve flags; d_tickets[2] = 0 */
-    int sf_protocol;       /* solve.cu's c_sf_protocol */
-    double *d_sweep;       /* [n] protocol 2: the forward sweep's result (filled unset first) */
-    const int *d_skip;     /* what the solve kernels read to skip (solve.cu): d_tickets + 2, or
-                              SQMR's halt flag while its iteration is captured */
     /* SQMR (sqmr.cu): device vectors, scalars, partial sums and the captured iteration */
     double *d_b, *d_x, *d_t, *d_qv, *d_d, *d_u, *d_xbest, *d_part; /* d_part: 2 x ILDL_DOT_BLOCKS */
     int *d_count;          /* [2] blocks arrived at the end of a fused SQMR kernel (last_block): [0] the
@@ -86,9 +104,62 @@ struct ildl_cuda_ctx {
     cudaStream_t stream;
     cudaStream_t side;     /* SQMR's k_step_x beside the preconditioner, forked and joined by: */
     cudaEvent_t sq_fork, sq_join;
-    int sqmr_serial;       /* ILDL_SQMR_SERIAL=1: k_step_x in line (experiments) */
     cudaGraphExec_t g_full, g_dir;
 };
+
+/* Allocate count elements on the device (c->bytes counts them) and copy src there if given;
+ * the time spent in each call kind adds to c->t_malloc / c->t_copy (ILDL_SETUP_PROFILE). */
+template <typename Tp>
+static cudaError_t upload(Tp **dst, const Tp *src, size_t count, ildl_cuda_ctx *c)
+{
+    size_t b = sizeof(Tp) * (count ? count : 1);
+    double t0 = ildl_wtime();
+    cudaError_t e = cudaMalloc((void **)dst, b);
+    double t1 = ildl_wtime();
+    c->t_malloc += t1 - t0;
+    if (e != cudaSuccess) return e;
+    c->bytes += b;
+    if (src && count) {
+        e = cudaMemcpy(*dst, src, sizeof(Tp) * count, cudaMemcpyHostToDevice);
+        c->t_copy += ildl_wtime() - t1;
+    }
+    return e;
+}
+
+template <typename Tp>
+static cudaError_t alloc(Tp **dst, size_t count, ildl_cuda_ctx *c)
+{
+    return upload<Tp>(dst, NULL, count, c);
+}
+
+/* alloc, then zero the bytes (on the legacy stream; ildl_cuda_factor synchronizes the device
+ * before its first kernel): the solves' flags and counters, and the factor's storage, of which
+ * the factorization writes only each tile's stored entries (a download of the unused capacity
+ * must not copy another handle's old data, nor differ from the CPU reference's zeros). */
+template <typename Tp>
+static cudaError_t alloc_zeroed(Tp **dst, size_t count, ildl_cuda_ctx *c)
+{
+    cudaError_t e = alloc<Tp>(dst, count, c);
+    if (e == cudaSuccess) e = cudaMemset(*dst, 0, sizeof(Tp) * (count ? count : 1));
+    return e;
+}
+
+/* The factorization's chunks and the slots of their off-diagonal tiles (plan.cu): per level
+ * position its tiles' offset in its chunk (rowbase), per off-diagonal tile its row in the chunk
+ * and its slot (tile_rr, tile_s); ILDL_SUCCESS, ILDL_ERR_OUT_OF_MEMORY or ILDL_ERR_INTERNAL. */
+int plan_chunks(ildl_cuda_ctx *c, const ildl_tiles *T, int32_t *rowbase, int32_t *tile_rr, int32_t *tile_s);
+/* The sync-free solves' work items and the split rows' scratch, uploaded (plan.cu; col_diag:
+ * the host's ildl_tiles_col_diag of every block row). */
+cudaError_t sf_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const int64_t *col_diag);
+/* Choose and configure the solve kernels for wf / wb warps per block (0: the defaults of the
+ * kernels chosen), allocating their lanes if needed (solve_select.cu). */
+int set_solve_warps(ildl_cuda_ctx *c, int wf, int wb);
+/* Free the lanes of the kernels without staging tiles (all, or only the double values). */
+void lanes_free(ildl_cuda_ctx *c, int values_only);
+
+/* 1 if ILDL_CUDA_PROFILE is set (read at each call): time the factorization's kernel kinds and
+ * the solves' sweeps, and print them to stderr (a diagnostic). */
+int ildl_cuda_profiling(void);
 
 /* The factorization's kernels over all chunks (factor.cu), in double or, when c->single, in
  * float, then the inversion of the diagonal tiles for the solves (tiles.h); ILDL_SUCCESS or

@@ -70,7 +70,7 @@ int ildl_cuda_set_map(ildl_cuda_ctx *c, const int32_t *perm, const double *scale
  * values of the A given to ildl_cuda_create (both must outlive the context, which unlocks
  * them). Their copies then run at full speed and asynchronously: A's values for SQMR go
  * during the factorization instead of at the first solve. Optional: where the memory cannot
- * be locked (or ILDL_PIN_HOST=0) nothing changes. Always ILDL_SUCCESS. */
+ * be locked (or where the tests' tuning.h says not to) nothing changes. Always ILDL_SUCCESS. */
 int ildl_cuda_pin_host(ildl_cuda_ctx *c, ildl_tiles *T);
 
 /* x <- (U^T D U)^{-1} x for a host vector in factored order (test hook). */
@@ -93,7 +93,7 @@ int ildl_cuda_nrm2_test(int device, int32_t n, const double *x, double *host_pat
 
 /* Choose the schedule of the block triangular solves (ILDL_SCHEDULE_*). */
 int ildl_cuda_set_schedule(ildl_cuda_ctx *c, int schedule);
-/* Warps per block of the forward and backward triangular-solve kernels (2, 4 or 8 each): speed
+/* Warps per block of the forward and backward triangular-solve kernels (1, 2, 4 or 8 each): speed
  * only, the results are bit for bit the same. Returns ILDL_ERR_INVALID_OPTION otherwise. */
 int ildl_cuda_set_solve_warps(ildl_cuda_ctx *c, int warps_forward, int warps_backward);
 

@@ -46,7 +46,7 @@ static __device__ void dd_swap(int m, R *a, dense_res *res, int i, int j)
 {
     /* Every warp must finish the pivot search (reads of a) before anyone swaps: without this
      * barrier a fast warp's swap raced a slow warp's search, so warps could choose different
-     * pivots (seen as non-reproducible factors with 32-row blocks, docs/perf-notes.md §6). */
+     * pivots (seen as non-reproducible factors with 32-row blocks). */
     __syncthreads();
     if (i == j) return;
     int tx = threadIdx.x, ty = threadIdx.y;

@@ -67,7 +67,7 @@ __device__ __forceinline__ tile_share<R> d_tile_fetch(const dev_tiles &T, int64_
 /* One update b -= U_ki^T D_k U_kj as read from global memory into registers (d_pull_fetch),
  * then applied (d_pull_commit): both tiles and D_k are requested at once, one memory latency
  * per update instead of one per tile and one for D_k. (Fetching the next update while applying
- * the current one gained nothing measurable: perf-notes §13.) */
+ * the current one gained nothing measurable.) */
 template <typename R> struct pull_fetch {
     tile_share<R> pi, pj;     /* this thread's share of U_ki and U_kj */
     R dd, e;          /* row l = ty of D_k: diagonal, and the off-diagonal of a 2x2 */
@@ -379,7 +379,7 @@ __global__ void __launch_bounds__(1024) k_phase_a_diag(dev_tiles T, factor_param
  * rows k < i present in block columns i and j, written to the tile's in-flight slot. It does not
  * read row i's diagonal factor, so it runs beside k_phase_a_diag (factor_chunks: two streams);
  * k_phase_a_solve then finishes the tile. */
-/* (two blocks per SM: the register cap costs a few spilled bytes and gains 10-20%, perf-notes §13) */
+/* (two blocks per SM: the register cap costs a few spilled bytes and gains 10-20%) */
 template <typename R>
 __global__ void __launch_bounds__(1024, 2) k_phase_a_pull(dev_tiles T, const int32_t *rows,
                                                        const int32_t *rowbase, const int32_t *tile_rr,
@@ -956,8 +956,8 @@ static int factor_chunks(ildl_cuda_ctx *c, const factor_params_d &prm, int lefto
 {
     int status = ILDL_SUCCESS;
     dim3 blk(LD, LD);
-    R *inflight = reinterpret_cast<R *>(c->d_inflight), *rownorm = reinterpret_cast<R *>(c->d_rownorm);
-    int prof = getenv("ILDL_CUDA_PROFILE") != NULL;
+    R *inflight = reinterpret_cast<R *>(c->fac.d_inflight), *rownorm = reinterpret_cast<R *>(c->fac.d_rownorm);
+    int prof = ildl_cuda_profiling();
     double prof_t[6] = {0, 0, 0, 0, 0, 0}, prof_last = ildl_wtime();
 #define PROFILE_POINT(k)                                                                  \
     do {                                                                                  \
@@ -972,55 +972,56 @@ static int factor_chunks(ildl_cuda_ctx *c, const factor_params_d &prm, int lefto
      * both only read what earlier chunks stored, and s1 starts after everything before it on s0
      * (the in-flight buffer is reused); the solves of the off-diagonal tiles join the two.
      * Profiling runs the two one after the other, to time each. */
-    cudaStream_t s0 = c->fstream[0], s1 = prof ? c->fstream[0] : c->fstream[1];
-    for (int32_t ch = 0; ch < c->nchunks; ch++) {
-        int32_t r0 = c->chunk_r0[ch], nrows = c->chunk_n[ch];
-        const int32_t *rows = c->d_level_rows + r0, *rb = c->d_rowbase + r0;
-        int64_t toff = c->chunk_toff[ch], nofd = c->chunk_toff[ch + 1] - toff;
+    cudaStream_t s0 = c->fac.fstream[0], s1 = prof ? c->fac.fstream[0] : c->fac.fstream[1];
+    for (int32_t ch = 0; ch < c->fac.nchunks; ch++) {
+        int32_t r0 = c->fac.chunk_r0[ch], nrows = c->fac.chunk_n[ch];
+        const int32_t *rows = c->d_level_rows + r0, *rb = c->fac.d_rowbase + r0;
+        int64_t toff = c->fac.chunk_toff[ch], nofd = c->fac.chunk_toff[ch + 1] - toff;
         if (nofd > 0) {
-            CU(cudaEventRecord(c->ev_fork, s0));
-            CU(cudaStreamWaitEvent(s1, c->ev_fork, 0));
+            CU(cudaEventRecord(c->fac.ev_fork, s0));
+            CU(cudaStreamWaitEvent(s1, c->fac.ev_fork, 0));
             k_phase_a_pull<R><<<(unsigned)nofd, blk, pull_smem_bytes<R>(), s1>>>(
-                c->T, rows, rb, c->d_tile_rr + toff, c->d_tile_s + toff, inflight);
+                c->T, rows, rb, c->fac.d_tile_rr + toff, c->fac.d_tile_s + toff, inflight);
             CU_LAUNCH();
             PROFILE_POINT(1);
-            CU(cudaEventRecord(c->ev_join, s1));
+            CU(cudaEventRecord(c->fac.ev_join, s1));
         }
-        k_phase_a_diag<R><<<nrows, blk, 0, s0>>>(c->T, prm, rows, rb, inflight, c->d_res);
+        k_phase_a_diag<R><<<nrows, blk, 0, s0>>>(c->T, prm, rows, rb, inflight, c->fac.d_res);
         CU_LAUNCH();
         PROFILE_POINT(0);
         if (nofd > 0) {
-            CU(cudaStreamWaitEvent(s0, c->ev_join, 0));
+            CU(cudaStreamWaitEvent(s0, c->fac.ev_join, 0));
             k_phase_a_solve<R><<<(unsigned)((nofd + SOLVE_TILE_WARPS - 1) / SOLVE_TILE_WARPS),
-                                 dim3(32, SOLVE_TILE_WARPS), 0, s0>>>(c->T, rows, rb, c->d_tile_rr + toff,
-                                                                      c->d_tile_s + toff, nofd, inflight, c->d_res);
+                                 dim3(32, SOLVE_TILE_WARPS), 0, s0>>>(c->T, rows, rb, c->fac.d_tile_rr + toff,
+                                                                      c->fac.d_tile_s + toff, nofd, inflight, c->fac.d_res);
             CU_LAUNCH();
             PROFILE_POINT(5);
         }
-        k_phase_a_drop<R><<<nrows, blk, 0, s0>>>(c->T, prm, rows, rb, inflight, c->d_need, rownorm);
+        k_phase_a_drop<R><<<nrows, blk, 0, s0>>>(c->T, prm, rows, rb, inflight, c->fac.d_need, rownorm);
         CU_LAUNCH();
         PROFILE_POINT(2);
-        int64_t nslots = c->chunk_slots[ch];
+        int64_t nslots = c->fac.chunk_slots[ch];
         if (leftover == ILDL_LEFTOVER_ATOMIC) {
-            k_phase_b_atomic<<<(unsigned)((nslots + 255) / 256), 256, 0, s0>>>(c->T, nrows, nslots, c->d_slot_size,
-                                                                               c->d_need, c->d_res, c->d_state);
+            k_phase_b_atomic<<<(unsigned)((nslots + 255) / 256), 256, 0, s0>>>(c->T, nrows, nslots, c->fac.d_slot_size,
+                                                                               c->fac.d_need, c->fac.d_res, c->fac.d_state);
             CU_LAUNCH();
-            k_phase_b_atomic_end<<<1, 1, 0, s0>>>(c->T, nslots, c->d_state, c->chunk_last[ch]);
+            k_phase_b_atomic_end<<<1, 1, 0, s0>>>(c->T, nslots, c->fac.d_state, c->fac.chunk_last[ch]);
         } else {
-            k_phase_b<<<1, SCAN_THREADS, 0, s0>>>(c->T, nrows, nslots, c->d_slot_size, c->d_need, c->d_res,
-                                                  c->d_state, c->chunk_last[ch]);
+            k_phase_b<<<1, SCAN_THREADS, 0, s0>>>(c->T, nrows, nslots, c->fac.d_slot_size, c->fac.d_need, c->fac.d_res,
+                                                  c->fac.d_state, c->fac.chunk_last[ch]);
         }
         CU_LAUNCH();
         PROFILE_POINT(3);
-        k_phase_c<R><<<(unsigned)(nrows + nofd), blk, 0, s0>>>(c->T, rows, nrows, rb, c->d_tile_rr + toff,
-                                                               c->d_tile_s + toff, inflight, c->d_need, c->d_state);
+        k_phase_c<R><<<(unsigned)(nrows + nofd), blk, 0, s0>>>(c->T, rows, nrows, rb, c->fac.d_tile_rr + toff,
+                                                               c->fac.d_tile_s + toff, inflight, c->fac.d_need,
+                                                               c->fac.d_state);
         CU_LAUNCH();
         PROFILE_POINT(4);
     }
     if (prof) {
         CU(cudaDeviceSynchronize());
         fprintf(stderr, "ILDL_CUDA_PROFILE factor (%d chunks, %s): diag %.4f s, pull %.4f s, offdiag solve %.4f s, "
-                "drop %.4f s, scan %.4f s, store %.4f s\n", c->nchunks, sizeof(R) == 4 ? "single" : "double",
+                "drop %.4f s, scan %.4f s, store %.4f s\n", c->fac.nchunks, sizeof(R) == 4 ? "single" : "double",
                 prof_t[0], prof_t[1], prof_t[5], prof_t[2], prof_t[3], prof_t[4]);
     }
 #undef PROFILE_POINT
@@ -1032,8 +1033,8 @@ int factor_run(ildl_cuda_ctx *c, const factor_params_d &prm, int leftover)
 {
     int status = c->single ? factor_chunks<float>(c, prm, leftover) : factor_chunks<double>(c, prm, leftover);
     if (status) return status;
-    if (c->single) k_invert_diagonal<float><<<c->nb, 32, 0, c->fstream[0]>>>(c->T);
-    else k_invert_diagonal<double><<<c->nb, 32, 0, c->fstream[0]>>>(c->T);
+    if (c->single) k_invert_diagonal<float><<<c->nb, 32, 0, c->fac.fstream[0]>>>(c->T);
+    else k_invert_diagonal<double><<<c->nb, 32, 0, c->fac.fstream[0]>>>(c->T);
     CU_LAUNCH();
 cleanup:
     return status;

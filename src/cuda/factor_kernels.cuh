@@ -1,4 +1,5 @@
-/* factor_kernels.cuh -- declarations shared by factor.cu, solve.cu and backend.cu. */
+/* factor_kernels.cuh -- the kernels' types and entry points that the factorization (factor.cu),
+ * the solves (solve*.cu) and the host side (context.cuh's files) share. */
 #ifndef ILDL_CUDA_FACTOR_KERNELS_CUH
 #define ILDL_CUDA_FACTOR_KERNELS_CUH
 #include "cuda/dense_common.cuh"
@@ -25,53 +26,34 @@ __global__ void k_phase_b_atomic_end(dev_tiles T, int64_t nslots, factor_state *
 /* The phase-A and phase-C kernels are templates on the value type of the factorization (double,
  * or float for precision single) and are launched from factor.cu only (factor_run, context.cuh). */
 
-/* Block triangular solves (solve.cu). A block of `warps` warps (2, 4 or 8, per direction) takes a
+/* Block triangular solves (solve*.cu). A block of `warps` warps (1, 2, 4 or 8, per direction) takes a
  * block row; its off-diagonal tiles are spread over the warps and their sums combined in tile
  * order, so the count changes the speed, not the result. Every solve kernel returns at once
  * when *skip is set: SQMR's captured iteration points it at its halt flag, so the iterations of
  * a batch that follow a halt cost nothing; other solves point it at a zero. */
-/* x <- D^-1 x; when unset is not NULL also unset[0..n) <- "not written yet" (protocol 2: the
+/* x <- D^-1 x; when unset is not NULL also unset[0..n) <- "not written yet" (the sync-free
  * backward sweep's output, set here instead of by a launch of its own). */
 __global__ void k_dsolve(dev_tiles T, double *x, double *unset, const int *skip);
-__global__ void k_syncfree_begin(int *epoch, int *tickets, const int *skip);
 /* SOLVE_FORWARD_SYNCFREE_VG: the sync-free forward kernel that reads V_ii from global memory
  * instead of staging it (less shared memory: more rows in flight, for wide levels) */
 /* *_NS: the sync-free kernels without staging tiles (wide levels: more blocks per SM) */
 enum { SOLVE_FORWARD_LEVEL, SOLVE_BACKWARD_LEVEL, SOLVE_FORWARD_SYNCFREE, SOLVE_BACKWARD_SYNCFREE,
        SOLVE_FORWARD_SYNCFREE_VG, SOLVE_FORWARD_SYNCFREE_NS, SOLVE_FORWARD_SYNCFREE_VG_NS,
        SOLVE_BACKWARD_SYNCFREE_NS };
-/* Warps per solve block unless ILDL_SOLVE_WARPS="F,B" says otherwise: 2 and 2 are the fastest
- * at n = 1M since small sparse tiles skip the staging (more, smaller blocks resident:
- * perf-notes §13, §16, §31). */
+/* Warps per solve block of the staged kernels by default: 2 and 2 are the fastest at n = 1M
+ * since small sparse tiles skip the staging (more, smaller blocks resident). */
 #define ILDL_SOLVE_WARPS_FORWARD 2
 #define ILDL_SOLVE_WARPS_BACKWARD 2
 /* The kernels without staging tiles: one warp per block row (no barriers, as many rows in
- * flight as warps fit; perf-notes §52). */
+ * flight as warps fit). */
 #define ILDL_SOLVE_WARPS_NS 1
 int solve_warps_valid(int warps);
-/* Pack T.fwd_meta and T.bwd_meta from the factor just computed, on stream s (solve.cu). */
-void solve_meta_launch(const dev_tiles &T, int skip_empty, cudaStream_t s);
+/* Pack T.fwd_meta and T.bwd_meta from the factor just computed, on stream s (solve_prepare.cu). */
+void solve_meta_launch(const dev_tiles &T, cudaStream_t s);
 /* The lanes of the solves without staging tiles (dev_tiles.lane_*), from the factor just
- * computed, on stream s; their scan's scratch bytes for n tiles (solve.cu). */
+ * computed, on stream s; their scan's scratch bytes for n tiles (solve_prepare.cu). */
 cudaError_t solve_lanes_launch(const dev_tiles &T, cudaStream_t s);
 size_t solve_lanes_tmp_bytes(int64_t n);
-/* The sync-free solves' protocol (0: flags and fences, 1: flags with acquire/release, 2: values
- * polled, no flags; results identical) on the current device. */
-#ifndef ILDL_SF_PROTOCOL
-#define ILDL_SF_PROTOCOL 2 /* 12-18% faster sweeps than 1 at n = 1M (perf-notes §33) */
-#endif
-cudaError_t solve_set_protocol(int protocol);
-cudaError_t solve_set_small_sparse(int on);
-/* The sync-free solves' longest pause between polls of a flag, in ns (ILDL_SF_BACKOFF). */
-#ifndef ILDL_SF_BACKOFF
-#define ILDL_SF_BACKOFF 64
-#endif
-cudaError_t solve_set_backoff(unsigned ns);
-/* Tiles before a one-warp row's end at which V_ii is asked of L1 (ILDL_VII_L1; 0: never). */
-#ifndef ILDL_VII_L1_AHEAD
-#define ILDL_VII_L1_AHEAD 1
-#endif
-cudaError_t solve_set_vii_l1(int ahead);
 #ifdef ILDL_SOLVE_TRACE
 cudaError_t solve_set_trace(unsigned long long *buf);
 #endif
@@ -83,12 +65,13 @@ cudaError_t solve_configure(int warps_f, int warps_b, bool float_tiles, bool vg,
                             int *bwd_per_sm);
 /* Launch solve kernel `kind` (SOLVE_*) of `warps` warps on `grid` blocks (level kinds: one
  * block per entry of rows, in place on x; sync-free kinds: rows unused, right-hand side xin,
- * result x, which may be xin except under protocol 2). Check with cudaGetLastError. */
+ * result x, a vector other than xin set to "not written yet" before). Check with
+ * cudaGetLastError. */
 void solve_launch(int warps, int kind, unsigned grid, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
-                  const double *xin, double *x, int *done, int *ticket, const int *epoch, const int *skip);
-/* Protocol 2 of the sync-free solves: v[0..n) <- the "not written yet" value, and (one thread)
- * what k_syncfree_begin does: one launch before the forward sweep instead of two; with r not
- * NULL also the gather w[k] = qs[k] r[q[k]] (backend.cu's k_gather). */
+                  const double *xin, double *x, int *ticket, const int *epoch, const int *skip);
+/* Before a sync-free forward sweep: v[0..n) <- the "not written yet" value, and (one thread) a
+ * new epoch and both tickets back to zero; with r not NULL also the gather w[k] = qs[k] r[q[k]]
+ * (k_gather's). */
 __global__ void k_sf_unset(double *v, int32_t n, int *epoch, int *tickets, const int *skip, const int32_t *q,
                            const double *qs, const double *r, double *w);
 

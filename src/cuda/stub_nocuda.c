@@ -1,6 +1,8 @@
 /* stub_nocuda.c -- the CUDA backend entry points of a build without CUDA: they report that no
- * device is available, so the API falls back to (or refuses) the CUDA backend cleanly. */
+ * device is available, so the API falls back to (or refuses) the CUDA backend cleanly; and the
+ * tests' tuning hook (tuning.h), which has nothing to tune here. */
 #include "cuda/cuda_backend.h"
+#include "cuda/tuning.h"
 #include "blockildl.h"
 #include "core/util.h"
 
@@ -57,3 +59,12 @@ int ildl_cuda_set_solve_warps(ildl_cuda_ctx *c, int warps_forward, int warps_bac
     return ILDL_ERR_NO_DEVICE;
 }
 int ildl_cuda_set_mixed(ildl_cuda_ctx *c) { (void)c; return ILDL_ERR_NO_DEVICE; }
+
+/* The tests' settings of the CUDA backend (tuning.h): kept, and without CUDA never used. */
+static ildl_cuda_tuning g_tuning = ILDL_CUDA_TUNING_DEFAULT;
+void ildl_cuda_tuning_get(ildl_cuda_tuning *t) { *t = g_tuning; }
+void ildl_cuda_tuning_set(const ildl_cuda_tuning *t)
+{
+    static const ildl_cuda_tuning defaults = ILDL_CUDA_TUNING_DEFAULT;
+    g_tuning = t ? *t : defaults;
+}

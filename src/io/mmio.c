@@ -642,7 +642,7 @@ cleanup:
     return st;
 }
 
-int ildl_mm_read_vector(const char *path, double **x, int32_t *n, char *msg, size_t msglen)
+int ildl_mm_read_vector(const char *path, int32_t want_n, double **x, int32_t *n, char *msg, size_t msglen)
 {
     mm_reader r = {0};
     mm_header h = {MM_ARRAY, MM_REAL, MM_GENERAL};
@@ -692,6 +692,12 @@ int ildl_mm_read_vector(const char *path, double **x, int32_t *n, char *msg, siz
             st = ILDL_ERR_INDEX_RANGE;
             goto cleanup;
         }
+        if (want_n > 0 && m != want_n) {
+            ildl_msg(msg, msglen, "line %lld: the vector has length %lld, not the %d expected", (long long)r.line,
+                     m, (int)want_n);
+            st = ILDL_ERR_SIZE_MISMATCH;
+            goto cleanup;
+        }
         want = m;
         if (coord) {
             mm_trip *t = NULL;
@@ -704,8 +710,18 @@ int ildl_mm_read_vector(const char *path, double **x, int32_t *n, char *msg, siz
                 st = ILDL_ERR_OUT_OF_MEMORY;
                 goto cleanup;
             }
-            for (long long k = 0; k < sz[2]; k++) v[t[k].i + t[k].j] += t[k].v;
+            for (long long k = 0; k < sz[2]; k++) {
+                double *e = &v[t[k].i + t[k].j];
+                *e += t[k].v;
+                if (!ildl_isfinite(*e)) {
+                    ildl_msg(msg, msglen, "line %lld: the entries of row %d sum to %g", (long long)t[k].line,
+                             (int)(t[k].i + t[k].j) + 1, *e);
+                    st = ILDL_ERR_NAN_INF;
+                    break;
+                }
+            }
             free(t);
+            if (st) goto cleanup;
             len = m;
             goto cleanup;
         }
@@ -723,6 +739,12 @@ int ildl_mm_read_vector(const char *path, double **x, int32_t *n, char *msg, siz
         char *p = r.buf, *tok;
         while ((tok = mm_token(&p)) != NULL) {
             double d;
+            if (want < 0 && want_n > 0 && len == want_n) {
+                ildl_msg(msg, msglen, "line %lld: more than the %d values expected", (long long)r.line,
+                         (int)want_n);
+                st = ILDL_ERR_SIZE_MISMATCH;
+                goto cleanup;
+            }
             if (want >= 0 && len == want) {
                 ildl_msg(msg, msglen, "line %lld: more values than the %lld declared",
                          (long long)r.line, (long long)want);
@@ -771,6 +793,10 @@ int ildl_mm_read_vector(const char *path, double **x, int32_t *n, char *msg, siz
     } else if (len == 0) {
         ildl_msg(msg, msglen, "line %lld: no values: the vector is empty", (long long)(r.line + 1));
         st = ILDL_ERR_EMPTY;
+    } else if (want_n > 0 && len != want_n) {
+        ildl_msg(msg, msglen, "line %lld: %lld values, not the %d expected", (long long)(r.line + 1),
+                 (long long)len, (int)want_n);
+        st = ILDL_ERR_SIZE_MISMATCH;
     }
 cleanup:
     if (r.f) gzclose(r.f);

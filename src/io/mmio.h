@@ -19,9 +19,15 @@
  * ILDL_ERR_OUT_OF_MEMORY; on failure msg names the file line. */
 int ildl_mm_read(const char *path, ildl_csr *A, char *msg, size_t msglen);
 
-/* Read a dense vector: Matrix Market "array real general" n x 1, or one number per line.
- * *x is malloc'ed; *n receives its length. */
-int ildl_mm_read_vector(const char *path, double **x, int32_t *n, char *msg, size_t msglen);
+/* Read a dense vector: Matrix Market "array real general" or "coordinate real general" n x 1
+ * (or 1 x n; coordinate entries summed), or one number per line. want_n > 0: the length the
+ * caller needs; a header declaring another length is refused before anything of that size is
+ * allocated, as is a headerless file with more or fewer values (ILDL_ERR_SIZE_MISMATCH).
+ * want_n = 0: any length (a coordinate file then allocates the length it declares). *x is
+ * malloc'ed; *n receives its length. Returns ILDL_SUCCESS, ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_IO,
+ * ILDL_ERR_FORMAT, ILDL_ERR_INDEX_RANGE, ILDL_ERR_NAN_INF, ILDL_ERR_EMPTY,
+ * ILDL_ERR_SIZE_MISMATCH, ILDL_ERR_OUT_OF_MEMORY; on failure msg names the file line. */
+int ildl_mm_read_vector(const char *path, int32_t want_n, double **x, int32_t *n, char *msg, size_t msglen);
 
 /* Write A as "coordinate real symmetric" (lower triangle, 1-based, %.17g); a path ending in
  * .gz is gzip-compressed. Returns ILDL_SUCCESS or ILDL_ERR_IO. */

@@ -198,7 +198,8 @@ static int sqmr_loop(sqmr_state *S, double *x, const ildl_sqmr_params *prm, int 
 
 /* Solve A x = b by SQMR; see sqmr.h. res may be NULL. Argument errors (x untouched):
  * ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_EMPTY (n <= 0), ILDL_ERR_INVALID_OPTION (tol < 0 or NaN,
- * max_iter < 0, check_every < 1), ILDL_ERR_NAN_INF (b, or A x0 with use_x0, not finite). */
+ * max_iter < 0, check_every < 1), ILDL_ERR_NAN_INF (b, or x0 with use_x0, not finite). An x0
+ * whose residual b - A x0 is not finite (A x0 overflows) is of no use: the solve starts from 0. */
 int ildl_sqmr(int32_t n, ildl_matvec_fn matvec, void *mctx, ildl_precond_fn precond,
               void *pctx, const double *b, double *x, const ildl_sqmr_params *prm,
               ildl_sqmr_result *res)
@@ -249,15 +250,12 @@ int ildl_sqmr(int32_t n, ildl_matvec_fn matvec, void *mctx, ildl_precond_fn prec
     S.xbest = S.u + n;
 
     /* initial residual; x0 (or 0) is the first candidate for the best iterate */
-    if (prm->use_x0) {
-        S.best = sqmr_true_res(&S, x, S.r);
-        if (!ildl_isfinite(S.best)) {
-            status = ILDL_ERR_NAN_INF; /* x0 (or A x0) not finite: x left as given */
-            out.true_residual = S.best;
-            if (res) *res = out;
-            goto cleanup;
-        }
-    } else {
+    if (prm->use_x0 && !sqmr_allfinite(n, x)) {
+        status = ILDL_ERR_NAN_INF; /* x left as given */
+        goto cleanup;
+    }
+    if (prm->use_x0) S.best = sqmr_true_res(&S, x, S.r);
+    if (!prm->use_x0 || !ildl_isfinite(S.best)) {
         memset(x, 0, sizeof(double) * (size_t)n);
         memcpy(S.r, b, sizeof(double) * (size_t)n);
         S.best = 1.0;

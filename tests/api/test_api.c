@@ -1,4 +1,3 @@
-#define _POSIX_C_SOURCE 200809L /* setenv */
 /* test_api.c -- the public API: status codes for misuse, caller data left untouched,
  * end-to-end solves with a true residual checked here, refactorisation, ildl_apply. */
 #include <stdarg.h>
@@ -12,6 +11,7 @@
 #include <string.h>
 #include "blockildl.h"
 #include "cuda/cuda_backend.h"
+#include "cuda/tuning.h"
 #include "support/testutil.h"
 
 static double true_residual(const ildl_csr *A, const double *x, const double *b)
@@ -284,6 +284,70 @@ static void test_extreme_rhs(void **state)
         }
     ildl_csr_free(&T);
     ildl_csr_free(&K);
+}
+
+/* true_residual_ld on raw CSR arrays */
+static double true_residual_ld_raw(int32_t n, int64_t *rp, int32_t *c, double *v, const double *x, const double *b)
+{
+    ildl_csr A = {n, rp, c, v};
+    return true_residual_ld(&A, x, b);
+}
+
+/* Finite inputs never give a NaN/Inf status or residual: an initial guess whose A x0 overflows
+ * is not used (the solve starts from 0; it once returned ILDL_ERR_NAN_INF), and where a singular
+ * A's iterate exceeds the doubles at b's scale, x is the initial guess (or 0) with its finite
+ * residual and NOT_CONVERGED (a NaN residual was once reported). */
+static void test_overflowing_solutions(void **state)
+{
+    (void)state;
+    /* diag(1e300, 1e300, 1, 1): A x0 overflows for x0 = 1e10 */
+    int64_t rp[5] = {0, 1, 2, 3, 4};
+    int32_t c[4] = {0, 1, 2, 3};
+    double v[4] = {1e300, 1e300, 1.0, 1.0}, b[4] = {1e300, -1e300, 2.0, 3.0}, x[4];
+    ildl_options o;
+    ildl_options_default(&o);
+    o.backend = ILDL_BACKEND_CPU;
+    o.use_initial_guess = 1;
+    ildl_handle *h = NULL;
+    assert_int_equal(ildl_setup(4, rp, c, v, &o, &h), ILDL_SUCCESS);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    for (int k = 0; k < 4; k++) x[k] = 1e10;
+    assert_int_equal(ildl_solve(h, b, x), ILDL_SUCCESS);
+    assert_true(x[0] == 1.0 && x[1] == -1.0 && fabs(x[2] - 2.0) <= 1e-12 && fabs(x[3] - 3.0) <= 1e-12);
+    /* a subnormal b with an initial guess of 1e185, which overflows at b's scale (2^1037): not
+     * used either (it once gave ILDL_ERR_NAN_INF) */
+    double tiny[4] = {6.5781869422098444e-313, 6.5781869422098444e-313, 6.5781869422098444e-313, 0.0};
+    x[0] = 1.0;
+    x[1] = x[2] = x[3] = 1.8e185;
+    int st = ildl_solve(h, tiny, x);
+    ildl_info info;
+    ildl_get_info(h, &info);
+    assert_true(st == ILDL_SUCCESS || st == ILDL_ERR_NOT_CONVERGED); /* subnormal b: too few bits */
+    assert_true(isfinite(info.true_residual) && info.true_residual < 1.0);
+    assert_true(fabs(true_residual_ld_raw(4, rp, c, v, x, tiny) - info.true_residual) <= 1e-6 * info.true_residual);
+    ildl_destroy(h);
+    /* the singular tridiagonal(-1, -1, -1) of order 5 (its rows 1 - 2 + 4 - 5 sum to 0) with a b
+     * near 1e299 outside the range of A: the iterate grows past the doubles once scaled back */
+    int32_t ti[9] = {0, 1, 1, 2, 2, 3, 3, 4, 4}, tj[9] = {0, 0, 1, 1, 2, 2, 3, 3, 4};
+    double tv[9] = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
+    ildl_csr S;
+    ildl_test_csr_from_triplets(5, 9, ti, tj, tv, &S);
+    double bs[5] = {0, -115.453125, 0.0019683837890625, 0, -8.3701391556246752e+298}, xs[5];
+    for (int x0 = 0; x0 <= 1; x0++) {
+        o.use_initial_guess = x0;
+        assert_int_equal(ildl_setup(5, S.rowptr, S.col, S.val, &o, &h), ILDL_SUCCESS);
+        assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+        for (int k = 0; k < 5; k++) xs[k] = x0 ? 1.0 : 0.0;
+        int st = ildl_solve(h, bs, xs);
+        ildl_info info;
+        ildl_get_info(h, &info);
+        assert_true(st == ILDL_ERR_NOT_CONVERGED || st == ILDL_ERR_BREAKDOWN);
+        assert_true(isfinite(info.true_residual) && !info.converged);
+        for (int k = 0; k < 5; k++) assert_true(isfinite(xs[k]));
+        assert_true(fabs(true_residual_ld(&S, xs, bs) - info.true_residual) <= 1e-6 * info.true_residual);
+        ildl_destroy(h);
+    }
+    ildl_csr_free(&S);
 }
 
 /* ildl_factor(h, NULL) factors the most recently accepted values again: setup's at first, then
@@ -662,7 +726,7 @@ static void test_cuda_request_without_gpu(void **state)
 }
 
 /* ILDL_SOLVE_KERNELS_STAGED on the CUDA backend: where AUTO takes the kernels that sum sparse
- * tiles by lanes (forced here by ILDL_SF_NOSTAGE=1, as on wide levels), STAGED keeps their
+ * tiles by lanes (forced here by the tuning's sf_nostage, as on wide levels), STAGED keeps their
  * copy of the factor out of device memory and returns the same x, bit for bit, in the same
  * iterations. Skips without a GPU. */
 static void test_solve_kernels_staged(void **state)
@@ -675,7 +739,10 @@ static void test_solve_kernels_staged(void **state)
     size_t bytes[2];
     int its[2], solved[2];
     for (int32_t i = 0; i < n; i++) b[i] = 1.0 + (double)(i % 7);
-    setenv("ILDL_SF_NOSTAGE", "1", 1);
+    ildl_cuda_tuning tune;
+    ildl_cuda_tuning_get(&tune);
+    tune.sf_nostage = 1;
+    ildl_cuda_tuning_set(&tune);
     for (int k = 0; k < 2; k++) {
         ildl_options o;
         ildl_options_default(&o);
@@ -685,7 +752,7 @@ static void test_solve_kernels_staged(void **state)
         int st = ildl_setup(n, A.rowptr, A.col, A.val, &o, &h);
         if (st == ILDL_ERR_NO_DEVICE) {
             printf("SKIP: no CUDA device: solve_kernels not tested on the GPU\n");
-            unsetenv("ILDL_SF_NOSTAGE");
+            ildl_cuda_tuning_set(NULL);
             if (k) free(x[0]);
             free(b);
             ildl_csr_free(&A);
@@ -704,7 +771,7 @@ static void test_solve_kernels_staged(void **state)
         its[k] = info.iterations;
         ildl_destroy(h);
     }
-    unsetenv("ILDL_SF_NOSTAGE");
+    ildl_cuda_tuning_set(NULL);
     printf("solve_kernels: auto %zu device bytes, %d iterations; staged %zu bytes, %d iterations\n", bytes[0], its[0],
            bytes[1], its[1]);
     assert_true(bytes[1] < bytes[0]);
@@ -743,6 +810,7 @@ int main(void)
         cmocka_unit_test(test_option_ranges),
         cmocka_unit_test(test_extreme_rhs),
         cmocka_unit_test(test_factor_null_values),
+        cmocka_unit_test(test_overflowing_solutions),
         cmocka_unit_test(test_solve_and_refactor),
         cmocka_unit_test(test_exact_preconditioner),
         cmocka_unit_test(test_gmc_fill_ordering),

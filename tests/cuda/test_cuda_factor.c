@@ -545,7 +545,7 @@ static void test_api_iterations(void **state)
  * backend's, bit for bit, after each of three factorizations (values, other values, the first
  * ones again), and meets tol on the system of the current values (the residual computed here
  * with that matrix): SQMR's copy of A's values must follow every refactorization, whether it
- * goes during the factorization (page-locked) or at the solve (ILDL_PIN_HOST=0). */
+ * goes during the factorization (page-locked) or at the solve (ILDL_TEST_TUNING=pin_host=0). */
 static void test_refactor_values(void **state)
 {
     (void)state;
@@ -686,6 +686,7 @@ static void test_device_apply(void **state)
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0); /* a failure's message lands after the rows printed before it */
+    if (ildl_test_apply_tuning() != 0) return 1; /* bench/device-check.sh: the kernels' alternatives */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_generated),
         cmocka_unit_test(test_atomic_leftover),

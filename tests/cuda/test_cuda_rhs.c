@@ -107,6 +107,13 @@ static void test_scaled_rhs(void **state)
     free(b0);
     free(b);
     ildl_csr_free(&A);
+    /* an initial guess whose A x0 overflows is not used, on either backend */
+    int32_t ti[4] = {0, 1, 2, 3};
+    double tv[4] = {1e300, 1e300, 1.0, 1.0}, bd[4] = {1e300, -1e300, 2.0, 3.0}, x0[4] = {1e10, 1e10, 1e10, 1e10};
+    ildl_csr D;
+    ildl_test_csr_from_triplets(4, 4, ti, ti, tv, &D);
+    agree("diag(1e300, 1e300, 1, 1), A x0 overflows", &D, bd, x0, 0);
+    ildl_csr_free(&D);
 }
 
 /* The GPU's 2-norms equal ildl_nrm2_fixed bit for bit on vectors whose squares over- or

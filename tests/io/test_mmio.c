@@ -687,10 +687,19 @@ static void test_write_format(void **state)
 
 /* ------------------------------------------------------------------ vectors */
 
+static int read_vec_want(const char *text, int gz, int32_t want_n, double **x, int32_t *n, char *msg, size_t ml)
+{
+    char *p = write_bytes(text, strlen(text), gz);
+    int st = ildl_mm_read_vector(p, want_n, x, n, msg, ml);
+    unlink(p);
+    free(p);
+    return st;
+}
+
 static int read_vec_text(const char *text, int gz, double **x, int32_t *n, char *msg, size_t ml)
 {
     char *p = write_bytes(text, strlen(text), gz);
-    int st = ildl_mm_read_vector(p, x, n, msg, ml);
+    int st = ildl_mm_read_vector(p, 0, x, n, msg, ml);
     unlink(p);
     free(p);
     return st;
@@ -727,6 +736,7 @@ static void test_vectors(void **state)
         {"1\nnan\n", ILDL_ERR_NAN_INF},
         {"1\n2x\n", ILDL_ERR_FORMAT},
         {"% nothing\n", ILDL_ERR_EMPTY},
+        {"%%MatrixMarket matrix coordinate real general\n2 1 2\n1 1 1.7e308\n1 1 1.7e308\n", ILDL_ERR_NAN_INF},
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         double *x = (double *)1;
@@ -738,6 +748,31 @@ static void test_vectors(void **state)
         assert_null(x);
         assert_non_null(strstr(msg, "line"));
     }
+    /* the caller's length: every good vector with want_n = 3, and refused with 4 -- a header
+     * declaring another length before anything of its size is allocated (a coordinate header
+     * "2000000000 1 0" once allocated 16 GB) */
+    for (size_t k = 0; k < sizeof good / sizeof *good; k++) {
+        double *x = NULL;
+        int32_t n = 0;
+        char msg[256];
+        assert_int_equal(read_vec_want(good[k], 0, 3, &x, &n, msg, sizeof msg), ILDL_SUCCESS);
+        assert_int_equal(n, 3);
+        free(x);
+        x = (double *)1;
+        assert_int_equal(read_vec_want(good[k], 0, 4, &x, &n, msg, sizeof msg), ILDL_ERR_SIZE_MISMATCH);
+        assert_null(x);
+        assert_non_null(strstr(msg, "line"));
+        x = (double *)1;
+        assert_int_equal(read_vec_want(good[k], 0, 2, &x, &n, msg, sizeof msg), ILDL_ERR_SIZE_MISMATCH);
+        assert_null(x);
+    }
+    double *x = (double *)1;
+    int32_t n = 0;
+    char msg[256];
+    assert_int_equal(read_vec_want("%%MatrixMarket matrix coordinate real general\n2000000000 1 0\n", 0, 5, &x, &n,
+                                   msg, sizeof msg), ILDL_ERR_SIZE_MISMATCH);
+    assert_non_null(strstr(msg, "line 2"));
+    assert_null(x);
 }
 
 int main(void)

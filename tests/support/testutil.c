@@ -1,5 +1,7 @@
 #include "testutil.h"
+#include "cuda/tuning.h"
 #include <assert.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,4 +141,46 @@ double *ildl_test_dense(const ildl_csr *A)
         for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
             D[(size_t)i * A->n + A->col[p]] += A->val[p];
     return D;
+}
+
+int ildl_test_apply_tuning(void)
+{
+    static const struct {
+        const char *name;
+        size_t off;
+    } fields[] = {
+        {"sf_nostage", offsetof(ildl_cuda_tuning, sf_nostage)},
+        {"sf_vglobal", offsetof(ildl_cuda_tuning, sf_vglobal)},
+        {"sf_split", offsetof(ildl_cuda_tuning, sf_split)},
+        {"sf_chain_order", offsetof(ildl_cuda_tuning, sf_chain_order)},
+        {"pin_host", offsetof(ildl_cuda_tuning, pin_host)},
+    };
+    const char *spec = getenv("ILDL_TEST_TUNING");
+    ildl_cuda_tuning t = ILDL_CUDA_TUNING_DEFAULT;
+    if (!spec || !*spec) {
+        ildl_cuda_tuning_set(NULL);
+        return 0;
+    }
+    for (const char *p = spec; *p;) {
+        size_t len = strcspn(p, "=,");
+        char *end = NULL;
+        size_t k = 0;
+        while (k < sizeof fields / sizeof fields[0] &&
+               !(strlen(fields[k].name) == len && strncmp(fields[k].name, p, len) == 0))
+            k++;
+        if (k == sizeof fields / sizeof fields[0] || p[len] != '=') {
+            fprintf(stderr, "ILDL_TEST_TUNING: unknown field or missing value at \"%s\"\n", p);
+            return -1;
+        }
+        long v = strtol(p + len + 1, &end, 10);
+        if (end == p + len + 1 || (*end && *end != ',')) {
+            fprintf(stderr, "ILDL_TEST_TUNING: bad value at \"%s\"\n", p);
+            return -1;
+        }
+        *(int *)((char *)&t + fields[k].off) = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    ildl_cuda_tuning_set(&t);
+    printf("tuning: %s\n", spec);
+    return 0;
 }

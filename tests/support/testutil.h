@@ -39,4 +39,11 @@ double *ildl_test_dense(const ildl_csr *A);
 /* Simple deterministic PRNG (splitmix64) in [0,1). */
 double ildl_test_rand(uint64_t *state);
 
+/* Set the CUDA backend's internal settings (src/cuda/tuning.h) from ILDL_TEST_TUNING, a list
+ * "field=value,..." of its int fields (sf_nostage, sf_vglobal, sf_split, sf_chain_order,
+ * pin_host), over the defaults; unset or empty: the defaults. Prints "tuning: <the list>" when
+ * it applied one. Returns 0, or -1 (and a message) on an unknown field or a bad value. Call it
+ * before the program makes its first handle (bench/device-check.sh sets the variable). */
+int ildl_test_apply_tuning(void);
+
 #endif

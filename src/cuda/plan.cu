@@ -1,0 +1,161 @@
+/* plan.cu -- how a context lays out the work on the host before any kernel runs: the
+ * factorization's chunks (consecutive rows of a level whose tiles fit the in-flight budget)
+ * and the sync-free solves' work items in ticket order, with long rows split. */
+#include <stdio.h>
+#include <stdlib.h>
+#include "cuda/context.cuh"
+extern "C" {
+#include "analyse/tickets.h"
+}
+
+/* Chunks of consecutive rows of a level whose tiles fit the in-flight budget (the same rule
+ * as the CPU reference; chunking changes neither grants nor offsets). */
+int plan_chunks(ildl_cuda_ctx *c, const ildl_tiles *T, int32_t *rowbase, int32_t *tile_rr, int32_t *tile_s)
+{
+    int64_t longest = 1, ntl_all = 0;
+    for (int32_t i = 0; i < T->nb; i++) {
+        int64_t len = T->row_ptr[i + 1] - T->row_ptr[i];
+        if (len > longest) longest = len;
+    }
+    int64_t budget = T->ntiles < 16384 ? T->ntiles : 16384;
+    if (budget < longest) budget = longest;
+    c->fac.budget = budget;
+    c->fac.chunk_r0 = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T->nb + 1));
+    c->fac.chunk_n = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T->nb + 1));
+    c->fac.chunk_last = (int8_t *)malloc((size_t)T->nb + 1);
+    c->fac.chunk_toff = (int64_t *)malloc(sizeof(int64_t) * ((size_t)T->nb + 2));
+    c->fac.chunk_slots = (int64_t *)malloc(sizeof(int64_t) * ((size_t)T->nb + 1));
+    if (!c->fac.chunk_r0 || !c->fac.chunk_n || !c->fac.chunk_last || !c->fac.chunk_toff || !c->fac.chunk_slots)
+        return ILDL_ERR_OUT_OF_MEMORY;
+    c->fac.nchunks = 0;
+    for (int32_t lev = 0; lev < T->nlevels; lev++) {
+        int32_t r0 = T->level_ptr[lev], rend = T->level_ptr[lev + 1];
+        while (r0 < rend) {
+            int32_t nrows = 0;
+            int64_t ntl = 0;
+            c->fac.chunk_toff[c->fac.nchunks] = ntl_all;
+            while (r0 + nrows < rend) {
+                int32_t i = T->level_rows[r0 + nrows];
+                int64_t len = T->row_ptr[i + 1] - T->row_ptr[i];
+                if (nrows > 0 && ntl + len > budget) break;
+                rowbase[r0 + nrows] = (int32_t)ntl;
+                for (int64_t s = 1; s < len; s++) {
+                    tile_rr[ntl_all] = nrows;
+                    tile_s[ntl_all] = (int32_t)s;
+                    ntl_all++;
+                }
+                nrows++;
+                ntl += len;
+            }
+            c->fac.chunk_r0[c->fac.nchunks] = r0;
+            c->fac.chunk_n[c->fac.nchunks] = nrows;
+            c->fac.chunk_slots[c->fac.nchunks] = ntl;
+            c->fac.chunk_last[c->fac.nchunks] = (r0 + nrows == rend);
+            c->fac.nchunks++;
+            r0 += nrows;
+        }
+    }
+    c->fac.chunk_toff[c->fac.nchunks] = ntl_all;
+    /* phase B pairs a chunk's slots (rows in level order, each row's tiles in order) with the
+     * storage order through tile_order and d_slot_size: the two must be the same sequence */
+    int64_t g = 0;
+    for (int32_t r = 0; r < T->nb; r++) {
+        int32_t i = T->level_rows[r];
+        for (int64_t t = T->row_ptr[i]; t < T->row_ptr[i + 1]; t++, g++)
+            if (T->tile_order[g] != t) {
+                ildl_cuda_set_message("storage order differs from the chunks' slot order at %lld",
+                         (long long)g);
+                return ILDL_ERR_INTERNAL;
+            }
+    }
+    return ILDL_SUCCESS;
+}
+
+/* Rows with more than ILDL_SF_SPLIT tiles are split into work items of at most
+ * ILDL_SF_CHUNK tiles in the sync-free solves (the tuning's sf_split = N: rows with more than N
+ * tiles in both sweeps, chunks of min(N, ILDL_SF_CHUNK)). A row's tiles are otherwise summed by one
+ * block one after the other: a KKT matrix's dense row makes a block row with a thousand tiles,
+ * and its sweep waits for that block alone. Splitting costs the row a pass through global
+ * memory (the items' partial sums, summed in tile order by the last of them to finish), so
+ * only long rows pay for it (at 32 tiles the 1M Stokes sweeps were 1.5-2.6x slower).
+ * Forward, the threshold comes down to ILDL_SF_SPLIT_MIN tiles while at most
+ * ILDL_SF_FEW_PER_SM rows per SM are longer than it (ildl_sweep_split_threshold): the last
+ * levels' few longest rows otherwise finish the sweep one warp each while the rest of the
+ * machine idles; where many rows are long the machine is busy with them anyway, and the items
+ * only cost. With the forward split row's last item going on from the others' running sum
+ * (row_chunk), helmholtz101 (121 rows of 65-94 tiles split) gained 1.5% per iteration, stokes64
+ * (128 rows of 100-133) and control70 (none) stayed within 0.3%. */
+#define ILDL_SF_SPLIT 128
+#define ILDL_SF_CHUNK 32
+#define ILDL_SF_SPLIT_MIN 64
+#define ILDL_SF_FEW_PER_SM 1
+
+/* The sync-free solves' work items in ticket order, per direction (dev_tiles.sf_*): one per
+ * row, or one per chunk of sf_chunk tiles of a row with more; the split rows' scratch for the
+ * tiles' partial sums (one direction at a time) and their item counters. col_diag: host copy. */
+cudaError_t sf_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const int64_t *col_diag)
+{
+    dev_tiles &D = c->T;
+    const int set = c->tune.sf_split > 0; /* one threshold for both sweeps */
+    int split = set ? c->tune.sf_split : ILDL_SF_SPLIT;
+    int split_f = set ? split /* forward: else lowered while the rows above it are few */
+                      : ildl_sweep_split_threshold(T, ILDL_SWEEP_FORWARD, (int64_t)ILDL_SF_FEW_PER_SM * c->sm_count,
+                                                   ILDL_SF_SPLIT_MIN, split);
+    int chunk = split_f < ILDL_SF_CHUNK ? split_f : ILDL_SF_CHUNK; /* split_f <= split */
+    int chain = c->tune.sf_chain_order != 0; /* ildl_sweep_ticket_orders: chains, or level order */
+    int32_t nb = T->nb;
+    int64_t cap = 2 * ((int64_t)nb + T->ntiles / chunk + 2), tot[2] = {0, 0}; /* both directions */
+    int2 *items = (int2 *)malloc(sizeof(int2) * (size_t)cap);
+    int64_t *scr = (int64_t *)malloc(sizeof(int64_t) * 2 * ((size_t)nb + 1));
+    int32_t *seq = (int32_t *)malloc(sizeof(int32_t) * 2 * ((size_t)nb + 1)); /* forward, backward */
+    int32_t nitems[2] = {0, 0}, nsplit[2] = {0, 0};
+    int64_t longest[2] = {0, 0};
+    cudaError_t e = cudaSuccess;
+    if (!items || !scr || !seq || ildl_sweep_ticket_orders(T, chain, seq, seq + nb + 1) != ILDL_SUCCESS) {
+        e = cudaErrorMemoryAllocation;
+        goto done;
+    }
+    for (int dir = 0; dir < 2; dir++) {
+        int2 *it = items + (dir ? nitems[0] : 0);
+        int64_t *so = scr + (size_t)dir * (nb + 1);
+        const int32_t *order = seq + (size_t)dir * (nb + 1);
+        int32_t k = 0;
+        for (int32_t t = 0; t < nb; t++) {
+            int32_t pos = order[t], i = T->level_rows[pos];
+            int64_t ntile = dir ? T->row_ptr[i + 1] - T->row_ptr[i] - 1 : col_diag[i] - T->col_ptr[i];
+            if (ntile > longest[dir]) longest[dir] = ntile;
+            if (ntile <= (dir ? split : split_f)) {
+                so[i] = -1;
+                it[k++] = make_int2(pos, -1);
+                continue;
+            }
+            so[i] = tot[dir];
+            tot[dir] += ntile;
+            nsplit[dir]++;
+            for (int64_t q = 0; q < ntile; q += chunk) it[k++] = make_int2(pos, (int)(q / chunk));
+        }
+        nitems[dir] = k;
+    }
+    if (ildl_profiling())
+        fprintf(stderr, "ildl profile: cuda: solve rows split: forward %d of > %d tiles (longest %lld), "
+                "backward %d of > %d (longest %lld); tickets in %s order\n", (int)nsplit[0], split_f,
+                (long long)longest[0], (int)nsplit[1], split, (long long)longest[1], chain ? "chain" : "level");
+    D.sf_chunk = chunk;
+    D.sf_nitems_f = nitems[0];
+    D.sf_nitems_b = nitems[1];
+    e = upload((int2 **)&D.sf_items_f, items, (size_t)nitems[0], c);
+    if (e == cudaSuccess) e = upload((int2 **)&D.sf_items_b, items + nitems[0], (size_t)nitems[1], c);
+    if (e == cudaSuccess) e = alloc(&D.sf_rec_f, (size_t)nitems[0], c); /* filled by solve_meta_launch */
+    if (e == cudaSuccess) e = alloc(&D.sf_rec_b, (size_t)nitems[1], c);
+    if (e == cudaSuccess) e = upload((int64_t **)&D.sf_scr_f, scr, (size_t)nb, c);
+    if (e == cudaSuccess) e = upload((int64_t **)&D.sf_scr_b, scr + nb + 1, (size_t)nb, c);
+    if (e == cudaSuccess)
+        e = alloc(&D.sf_scratch, (size_t)(tot[0] > tot[1] ? tot[0] : tot[1]) * LD, c);
+    if (e == cudaSuccess) e = alloc_zeroed(&D.sf_count, (size_t)nb, c);
+    if (e == cudaSuccess) e = alloc_zeroed(&D.sf_ready, (size_t)nb, c);
+done:
+    free(items);
+    free(scr);
+    free(seq);
+    return e;
+}
