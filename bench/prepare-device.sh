@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Run HERE (not on the device): build the CUDA configuration and stage what a device run
 # needs in git-ignored folders that the device tool carries:
-#   build-cuda/   the build (sm_90 + PTX)
+#   build-cuda/   the build, with bench/baseline (ildl-baseline, ildl-bandwidth, ildl-handoff) and
+#                 bench/gen (ildl-gen); for sm_90 + compute_90 PTX only (the device machines are
+#                 H100/H200): CUDAARCHS="80-real;90-real;90-virtual" builds the library's default
 #   .carry/lib/   shared libraries the device machine lacks (SuiteSparse AMD, METIS, cmocka)
 #   .devdata/matrices/  the shared test matrices (../shared is not sent to the device)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build-cuda -DILDL_CUDA=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build-cuda -DILDL_CUDA=ON -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDAARCHS:-90}" \
+  -DILDL_BUILD_BENCH=ON -DILDL_BUILD_BASELINES=ON >/dev/null
 cmake --build build-cuda -j2 >/dev/null
 mkdir -p .carry/lib .devdata/matrices
-for lib in libamd.so.2 libcamd.so.2 libsuitesparseconfig.so.5 libmetis.so.5 libcmocka.so.0; do
+for lib in libamd.so.2 libsuitesparseconfig.so.5 libmetis.so.5 libcmocka.so.0; do
   cp -L "/lib/x86_64-linux-gnu/$lib" .carry/lib/
 done
 nvcc --version | tail -n 2 | head -n 1 | sed 's/^/nvcc /' > .carry/build-info.txt

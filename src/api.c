@@ -1,6 +1,6 @@
-/* api.c -- the public entry points: validation at the boundary, phase timing, backend
- * dispatch, and the mapping between the user's system and the factored (scaled, permuted,
- * pivoted) system that the backends work in. */
+/* api.c -- the public entry points: validation at the boundary, the analysis, phase timing,
+ * the choice of a backend (backend/backend.h: every backend- or precision-specific step is
+ * behind its table), and the right-hand side's scaling. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,10 +8,9 @@
 #include <string.h>
 #include "blockildl.h"
 #include "analyse/analyse.h"
+#include "backend/backend.h"
 #include "core/csr.h"
 #include "core/util.h"
-#include "cpu/factor.h"
-#include "cuda/cuda_backend.h"
 #include "krylov/reduce.h"
 #include "krylov/sqmr.h"
 #ifdef _OPENMP
@@ -28,12 +27,11 @@ struct ildl_handle {
     int64_t *src;         /* [nnz] sorted slot -> index in the user's arrays */
     int64_t *tmap;        /* [nnz] sorted slot -> slot of the transposed entry */
     ildl_analysis an;
-    int32_t *q;           /* [n] factored position -> original row */
-    double *qs;           /* [n] scale of original row q[k] */
-    double *work;         /* [n] */
     double *user_values;  /* [nnz] copy of the values in the user's order */
     int factored;
-    ildl_cuda_ctx *cuda;  /* CUDA backend context, or NULL */
+    ildl_backend_env env; /* what the backend sees of this handle */
+    const ildl_backend_ops *ops; /* the backend's table */
+    void *bstate;         /* its state, or NULL */
     ildl_info info;
     char err[512];
 };
@@ -72,13 +70,6 @@ static int fail(ildl_handle *h, int st, const char *fmt, ...)
         va_end(ap);
     }
     return st;
-}
-
-/* fail() for a CUDA backend call: "<what> failed: <status>", and the CUDA call that failed. */
-static int cuda_fail(ildl_handle *h, int st, const char *what)
-{
-    const char *m = ildl_cuda_last_message();
-    return fail(h, st, "%s failed: %s%s%s", what, ildl_strerror(st), m[0] ? ": " : "", m);
 }
 
 static void logline(const ildl_handle *h, int level, const char *fmt, ...)
@@ -205,21 +196,6 @@ static int check_options(const ildl_options *o, char *msg, size_t len)
     return ILDL_SUCCESS;
 }
 
-/* (CPU backend; the CUDA backend builds it on the device, k_build_map)
- * Composite map from factored position to original row: block b's factored row r is
- * analysed row bstart[b] + piv[bstart[b]+r], which is original row perm[that]. */
-static void build_factored_map(ildl_handle *h)
-{
-    const ildl_tiles *T = &h->an.tiles;
-#pragma omp parallel for schedule(dynamic, 256)
-    for (int32_t b = 0; b < T->nb; b++)
-        for (int32_t k = T->bstart[b]; k < T->bstart[b + 1]; k++) {
-            int32_t orig = h->an.blk.perm[T->bstart[b] + T->piv[k]];
-            h->q[k] = orig;
-            h->qs[k] = h->an.scale[orig];
-        }
-}
-
 ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind, const double *values,
                         const ildl_options *opts, ildl_handle **out)
 {
@@ -247,10 +223,7 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
     h->src = ildl_malloc(sizeof(int64_t) * (size_t)nnz);
     h->tmap = ildl_malloc(sizeof(int64_t) * (size_t)nnz);
     h->user_values = ildl_malloc(sizeof(double) * (size_t)nnz);
-    h->q = ildl_malloc(sizeof(int32_t) * (size_t)n);
-    h->qs = ildl_malloc(sizeof(double) * (size_t)n);
-    h->work = ildl_malloc(sizeof(double) * (size_t)n);
-    if (!h->src || !h->tmap || !h->user_values || !h->q || !h->qs || !h->work) { st = ILDL_ERR_OUT_OF_MEMORY; goto fail; }
+    if (!h->src || !h->tmap || !h->user_values) { st = ILDL_ERR_OUT_OF_MEMORY; goto fail; }
     ildl_copy_parallel(h->user_values, values, sizeof(double) * (size_t)nnz);
     st = ildl_csr_from_user(n, rowptr, colind, values, &h->A, h->src);
     if (st) goto fail;
@@ -263,53 +236,36 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
 
     /* CUDA's start in a process (driver, the device's context: 0.1-0.3 s) runs on a helper
      * thread beside the analysis, which does not depend on the backend */
-    int want_cuda = h->opt.backend != ILDL_BACKEND_CPU;
-    ildl_cuda_warmup *warmup = want_cuda ? ildl_cuda_warmup_start(h->opt.device_id) : NULL;
+    void *probe = ildl_backend_probe_start(&h->opt);
     /* while that thread starts CUDA it takes a core: on a full machine the analysis leaves it
      * one (control70 on a 16-core host, fresh process: setup 0.36-0.46 s with 16 threads,
      * 0.27-0.34 s with 15) */
-    int threads_before = ildl_set_threads(warmup ? ildl_threads_beside_helper() : 0);
+    int threads_before = ildl_set_threads(probe ? ildl_threads_beside_helper() : 0);
     h->err[0] = 0;
     st = ildl_analyse(&h->A, h->src, &h->opt, &h->an, h->err, sizeof h->err);
     ildl_set_threads(threads_before);
-    int ndev = want_cuda ? ildl_cuda_warmup_finish(warmup) : 0; /* joined on every path */
+    int ndev = ildl_backend_probe_finish(&h->opt, probe); /* joined on every path */
     if (st) goto fail;
     if (h->opt.backend == ILDL_BACKEND_CUDA && ndev <= 0) {
         st = fail(h, ILDL_ERR_NO_DEVICE, "backend cuda requested but no usable CUDA device was found");
         goto fail;
     }
-    h->backend = (h->opt.backend == ILDL_BACKEND_CPU || ndev <= 0) ? ILDL_BACKEND_CPU : ILDL_BACKEND_CUDA;
-    if (h->opt.precision == ILDL_PREC_SINGLE) {
-        /* the factor is kept in float only, on the host and (ildl_cuda_create) on the device */
-        st = ildl_tiles_set_precision(&h->an.tiles, 1);
-        if (st) goto fail;
+    /* the factor's storage: float only with precision single, on the host and on the device */
+    st = ildl_tiles_set_precision(&h->an.tiles, h->opt.precision == ILDL_PREC_SINGLE);
+    if (st) goto fail;
+    h->env = (ildl_backend_env){&h->opt, &h->A, &h->an};
+    h->ops = (h->opt.backend == ILDL_BACKEND_CPU || ndev <= 0) ? &ildl_backend_cpu : &ildl_backend_cuda;
+    double tu = ildl_wtime();
+    st = h->ops->create(&h->env, &h->bstate, h->err, sizeof h->err);
+    if (st && h->ops != &ildl_backend_cpu && h->opt.backend == ILDL_BACKEND_AUTO) {
+        logline(h, 1, "CUDA backend unavailable (%s); using the CPU backend", h->err);
+        h->err[0] = 0;
+        h->ops = &ildl_backend_cpu;
+        st = h->ops->create(&h->env, &h->bstate, h->err, sizeof h->err);
     }
-    if (h->backend == ILDL_BACKEND_CUDA) {
-        double tu = ildl_wtime();
-        st = ildl_cuda_create(&h->an.tiles, &h->A, h->opt.device_id, h->opt.solve_kernels, h->opt.l2_persist,
-                              &h->cuda, h->err, sizeof h->err);
-        if (st && h->opt.backend == ILDL_BACKEND_AUTO) {
-            logline(h, 1, "CUDA backend unavailable (%s); using the CPU backend", h->err);
-            h->err[0] = 0;
-            h->backend = ILDL_BACKEND_CPU;
-            st = ILDL_SUCCESS;
-        }
-        if (st) goto fail;
-        if (h->cuda && h->opt.precision == ILDL_PREC_MIXED && (st = ildl_cuda_set_mixed(h->cuda)) != 0) {
-            cuda_fail(h, st, "CUDA setup (single-precision factor storage)");
-            goto fail;
-        }
-        if (h->cuda && (st = ildl_cuda_set_schedule(h->cuda, h->opt.solve_schedule)) != 0) {
-            cuda_fail(h, st, "CUDA setup (SQMR's graphs)");
-            goto fail;
-        }
-        if (h->cuda && (st = ildl_cuda_set_map(h->cuda, h->an.blk.perm, h->an.scale)) != 0) {
-            cuda_fail(h, st, "CUDA setup (upload of the order and scaling)");
-            goto fail;
-        }
-        if (h->cuda) ildl_cuda_pin_host(h->cuda, &h->an.tiles); /* optional: faster copies */
-        h->info.t_upload = ildl_wtime() - tu;
-    }
+    if (st) goto fail;
+    h->backend = h->ops->kind;
+    h->info.t_upload = ildl_wtime() - tu;
 
     if (h->an.n_unmatched > 0)
         logline(h, 1, "matching: %d rows structurally unmatched (treated as 1x1 pivots)", (int)h->an.n_unmatched);
@@ -332,11 +288,11 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
     I->num_levels = h->an.levels.nlevels;
     I->mean_block_size = (double)n / (double)h->an.blk.nb;
     I->factor_capacity = h->an.tiles.total_cap;
-    size_t value_bytes = h->opt.precision == ILDL_PREC_SINGLE ? sizeof(float) : sizeof(double);
+    size_t value_bytes = h->an.tiles.val32 ? sizeof(float) : sizeof(double);
     I->host_bytes = sizeof(*h) + (size_t)nnz * (8 * 3 + 4 + 8) + (size_t)n * 64 +
                     (size_t)h->an.tiles.total_cap * (value_bytes + 2) + (size_t)h->an.tiles.ntiles * 64;
-    I->device_bytes = h->cuda ? ildl_cuda_bytes(h->cuda) : 0;
-    snprintf(I->device_name, sizeof I->device_name, "%s", h->cuda ? ildl_cuda_device_name(h->cuda) : "");
+    I->device_bytes = h->ops->device_bytes(h->bstate);
+    snprintf(I->device_name, sizeof I->device_name, "%s", h->ops->device_name(h->bstate));
     I->setup_seconds = ildl_wtime() - t0;
     logline(h, 1, "setup: n=%d nnz=%lld blocks=%d tiles=%lld levels=%d capacity=%lld (%.3f s)",
             (int)n, (long long)nnz, (int)I->num_blocks, (long long)I->num_tiles,
@@ -430,34 +386,9 @@ static int factor_impl(ildl_handle *h, const double *values)
     };
     ildl_factor_stats fs;
     memset(&fs, 0, sizeof fs);
-    if (h->backend == ILDL_BACKEND_CUDA) {
-        /* the device builds the map from factored positions to the user's rows itself, from
-         * the order and scaling uploaded at setup; new values may have changed the scaling */
-        if (values) {
-            st = ildl_cuda_set_map(h->cuda, h->an.blk.perm, h->an.scale);
-            if (st) return cuda_fail(h, st, "CUDA upload of the order and scaling");
-        }
-        char msg[sizeof h->err]; /* not h->err itself: fail() formats into it */
-        st = ildl_cuda_factor(h->cuda, T, &fp, &fs, msg, sizeof msg);
-        if (st) return fail(h, st, "CUDA factorization failed: %s", msg);
-    } else {
-        st = h->opt.precision == ILDL_PREC_SINGLE ? ildl_cpu_factor_s(T, &fp, &fs) : ildl_cpu_factor(T, &fp, &fs);
-        if (st) return fail(h, st, "CPU factorization failed: %s", ildl_strerror(st));
-        if (h->opt.precision == ILDL_PREC_SINGLE) ildl_cpu_invert_diagonal_s(T);
-        else ildl_cpu_invert_diagonal(T);
-    }
-    if (h->opt.precision == ILDL_PREC_MIXED && h->cuda) {
-        st = ildl_cuda_round_single(h->cuda);
-        if (st) return cuda_fail(h, st, "CUDA rounding of the factor");
-    } else if (h->opt.precision == ILDL_PREC_MIXED) {
-        /* single-precision factor, double-precision SQMR: round the stored factor */
-        for (int64_t k = 0; k < T->total_cap; k++) T->val[k] = (double)(float)T->val[k];
-        for (int32_t k = 0; k < T->n; k++) {
-            T->d_diag[k] = (double)(float)T->d_diag[k];
-            T->d_off[k] = (double)(float)T->d_off[k];
-        }
-    }
-    if (!h->cuda) build_factored_map(h);
+    char msg[sizeof h->err]; /* not h->err itself: fail() formats into it */
+    st = h->ops->factor(h->bstate, &fp, values != NULL, &fs, msg, sizeof msg);
+    if (st) return fail(h, st, "%s", msg);
     ildl_info *I = &h->info;
     I->factor_nnz = fs.factor_nnz;
     int64_t nnz_upper = (h->A.rowptr[h->A.n] + h->A.n) / 2;
@@ -469,7 +400,7 @@ static int factor_impl(ildl_handle *h, const double *values)
     I->inertia_zero = fs.inertia_zero;
     I->factor_seconds = ildl_wtime() - t0;
     h->factored = 1;
-    if (h->cuda)
+    if (fs.t_upload > 0.0 || fs.t_device > 0.0) /* a device's factorization */
         logline(h, 2, "factor phases (s): load %.4f upload %.4f device %.4f statistics %.4f", t_load,
                 fs.t_upload, fs.t_device, fs.t_stats);
     logline(h, 1, "factor: nnz(U)+nnz(D)=%lld fill=%.2f 2x2=%d perturbed=%d inertia=(%d,%d,%d) (%.3f s)",
@@ -478,41 +409,18 @@ static int factor_impl(ildl_handle *h, const double *values)
     return ILDL_SUCCESS;
 }
 
-/* z = M^{-1} r on the user's system: gather, scale, block solves, scale, scatter. */
-static int apply_host(void *ctx, const double *r, double *z)
-{
-    ildl_handle *h = ctx;
-    int32_t n = h->A.n;
-    double *w = h->work;
-    for (int32_t k = 0; k < n; k++) w[k] = h->qs[k] * r[h->q[k]];
-    if (h->opt.precision == ILDL_PREC_SINGLE) ildl_cpu_solve_s(&h->an.tiles, w); /* the float factor */
-    else ildl_cpu_solve(&h->an.tiles, w);
-    for (int32_t k = 0; k < n; k++) z[h->q[k]] = h->qs[k] * w[k];
-    return ILDL_SUCCESS;
-}
-
-static void matvec_host(void *ctx, const double *x, double *y)
-{
-    ildl_handle *h = ctx;
-    ildl_csr_matvec(&h->A, x, y);
-}
-
 static int apply_impl(ildl_handle *h, const double *r, double *z, int where, void *stream)
 {
     (void)stream;
     if (!h) return ILDL_ERR_NULL_ARGUMENT;
     if (!r || !z) return fail(h, ILDL_ERR_NULL_ARGUMENT, "r and z must not be NULL");
     if (!h->factored) return fail(h, ILDL_ERR_CALL_ORDER, "ildl_apply called before a successful ildl_factor");
-    if (where == ILDL_MEMORY_DEVICE && h->backend != ILDL_BACKEND_CUDA)
-        return fail(h, ILDL_ERR_NOT_SUPPORTED, "device pointers need the CUDA backend");
     if (where != ILDL_MEMORY_HOST && where != ILDL_MEMORY_DEVICE)
         return fail(h, ILDL_ERR_INVALID_OPTION, "where must be ILDL_MEMORY_HOST or ILDL_MEMORY_DEVICE");
     if (r == z) return fail(h, ILDL_ERR_INVALID_OPTION, "z must not alias r");
-    if (h->cuda) {
-        int st = ildl_cuda_apply(h->cuda, r, z, where, stream);
-        return st ? cuda_fail(h, st, "CUDA apply") : ILDL_SUCCESS;
-    }
-    return apply_host(h, r, z);
+    char msg[sizeof h->err];
+    int st = h->ops->apply(h->bstate, r, z, where, stream, msg, sizeof msg);
+    return st ? fail(h, st, "%s", msg) : ILDL_SUCCESS;
 }
 
 typedef struct { ildl_handle *h; } progress_ctx;
@@ -535,14 +443,16 @@ static int rhs_exponent(double bmax)
 /* *res = ||b - A x|| / ||b|| on the user's system (A as last factored) for the returned x,
  * computed as ||bs - A xs|| / ||bs|| with bs = b 2^-e and xs = x 2^-e (the same ratio, in
  * exact arithmetic; in floating point A x itself may overflow where A xs does not, and b - A x
- * be subnormal where bs - A xs is not). xs: [n] scratch. ILDL_SUCCESS or ILDL_ERR_OUT_OF_MEMORY. */
-static int user_residual(const ildl_handle *h, const double *bs, int e, const double *x, double *xs, double *res)
+ * be subnormal where bs - A xs is not). ILDL_SUCCESS or ILDL_ERR_OUT_OF_MEMORY. */
+static int user_residual(const ildl_handle *h, const double *bs, int e, const double *x, double *res)
 {
     int32_t n = h->A.n;
     double *lanes = ildl_malloc(sizeof(double) * ILDL_DOT_LANES), *w = ildl_malloc(sizeof(double) * (size_t)n);
-    if (!lanes || !w) {
+    double *xs = ildl_malloc(sizeof(double) * (size_t)n);
+    if (!lanes || !w || !xs) {
         free(lanes);
         free(w);
+        free(xs);
         return ILDL_ERR_OUT_OF_MEMORY;
     }
     for (int32_t i = 0; i < n; i++) xs[i] = ildl_scale_pow2(x[i], -e);
@@ -551,6 +461,7 @@ static int user_residual(const ildl_handle *h, const double *bs, int e, const do
     *res = ildl_nrm2_fixed(n, w, lanes) / ildl_nrm2_fixed(n, bs, lanes);
     free(lanes);
     free(w);
+    free(xs);
     return ILDL_SUCCESS;
 }
 
@@ -560,7 +471,7 @@ static int user_residual(const ildl_handle *h, const double *bs, int e, const do
  * back, exceeds the doubles (a singular or nearly singular A at b's scale), x is the initial
  * guess instead (x = 0 without one), with its residual, and *overflow is set. */
 static int solve_scaled(ildl_handle *h, const double *b, double *x, int e, const ildl_sqmr_params *prm,
-                        ildl_sqmr_result *res, int *overflow)
+                        ildl_sqmr_result *res, int *overflow, char *msg, size_t msglen)
 {
     int32_t n = h->A.n;
     size_t bytes = sizeof(double) * (size_t)n;
@@ -584,8 +495,7 @@ static int solve_scaled(ildl_handle *h, const double *b, double *x, int e, const
          * an x0 whose A x0 overflows (sqmr.c), so the solve starts from 0 */
         if (!finite) p.use_x0 = 0;
     }
-    int st = h->cuda ? ildl_cuda_sqmr(h->cuda, bs, x, &p, res)
-                     : ildl_sqmr(n, matvec_host, h, apply_host, h, bs, x, &p, res);
+    int st = h->ops->sqmr(h->bstate, bs, x, &p, res, msg, msglen);
     double r = 0.0;
     if (st == ILDL_SUCCESS || st == ILDL_ERR_NOT_CONVERGED || st == ILDL_ERR_BREAKDOWN) {
         int finite = 1;
@@ -593,15 +503,18 @@ static int solve_scaled(ildl_handle *h, const double *b, double *x, int e, const
             x[i] = ildl_scale_pow2(x[i], e);
             finite &= ildl_isfinite(x[i]);
         }
-        int st2 = finite ? user_residual(h, bs, e, x, h->work, &r) : ILDL_SUCCESS;
+        int st2 = finite ? user_residual(h, bs, e, x, &r) : ILDL_SUCCESS;
         if (!st2 && (!finite || !ildl_isfinite(r))) {
             *overflow = 1;
             if (x0) memcpy(x, x0, bytes);
             else memset(x, 0, bytes);
-            st2 = user_residual(h, bs, e, x, h->work, &r);
+            st2 = user_residual(h, bs, e, x, &r);
             if (st == ILDL_SUCCESS) st = ILDL_ERR_NOT_CONVERGED;
         }
-        if (st2) st = st2;
+        if (st2) {
+            ildl_msg(msg, msglen, "out of memory");
+            st = st2;
+        }
     } else if (x0) {
         memcpy(x, x0, bytes); /* refused: x as given */
     }
@@ -642,9 +555,9 @@ static int solve_impl(ildl_handle *h, const double *b, double *x)
     ildl_sqmr_result res;
     memset(&res, 0, sizeof res);
     int e = rhs_exponent(bmax), st, overflow = 0;
-    if (e) st = solve_scaled(h, b, x, e, &prm, &res, &overflow);
-    else st = h->cuda ? ildl_cuda_sqmr(h->cuda, b, x, &prm, &res)
-                      : ildl_sqmr(n, matvec_host, h, apply_host, h, b, x, &prm, &res);
+    char msg[sizeof h->err] = ""; /* not h->err itself: fail() formats into it */
+    if (e) st = solve_scaled(h, b, x, e, &prm, &res, &overflow, msg, sizeof msg);
+    else st = h->ops->sqmr(h->bstate, b, x, &prm, &res, msg, sizeof msg);
     ildl_info *I = &h->info;
     I->iterations = res.iterations;
     I->converged = res.converged;
@@ -664,10 +577,8 @@ static int solve_impl(ildl_handle *h, const double *b, double *x)
     else if (st == ILDL_ERR_BREAKDOWN)
         fail(h, st, "SQMR breakdown after %d iterations (true relative residual %.3e)",
              res.iterations, res.true_residual);
-    else if (st && h->cuda)
-        cuda_fail(h, st, "CUDA solve");
     else if (st)
-        fail(h, st, "solve failed: %s", ildl_strerror(st));
+        fail(h, st, "%s", msg[0] ? msg : ildl_strerror(st));
     return st;
 }
 
@@ -705,14 +616,11 @@ ILDL_API int ildl_get_info(const ildl_handle *h, ildl_info *info)
 ILDL_API int ildl_destroy(ildl_handle *h)
 {
     if (!h) return ILDL_SUCCESS;
-    ildl_cuda_destroy(h->cuda);
+    if (h->ops) h->ops->destroy(h->bstate);
     ildl_csr_free(&h->A);
     ildl_analysis_free(&h->an);
     free(h->src);
     free(h->tmap);
-    free(h->q);
-    free(h->qs);
-    free(h->work);
     free(h->user_values);
     free(h);
     return ILDL_SUCCESS;

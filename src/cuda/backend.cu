@@ -4,7 +4,7 @@
  * that starts CUDA beside the host's analysis, the diagnostics' switch and the tests' settings.
  * The rest: setup.cu (a context's creation and destruction), plan.cu (the work layout),
  * solve_select.cu (which solve kernels), factorize.cu (a factorization and what follows it),
- * apply.cu (the preconditioner), factor.cu and solve*.cu (the kernels), sqmr.cu (SQMR). */
+ * apply.cu (the preconditioner), factor*.cu and solve*.cu (the kernels), sqmr.cu (SQMR). */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -26,7 +26,7 @@ struct cuda_factor_work {
     int64_t *chunk_toff;   /* [nchunks+1] first entry of each chunk in the off-diagonal tile list */
     int64_t *chunk_slots;  /* [nchunks] tiles (all, in storage order) of each chunk */
     int64_t *d_slot_size;  /* [ntiles] per storage slot: the stored size of a dense tile (>= 0),
-                              or -(capacity + 1) for a sparse off-diagonal one (factor.cu) */
+                              or -(capacity + 1) for a sparse off-diagonal one (factor_phase_b.cu) */
     int32_t *d_tile_rr, *d_tile_s; /* off-diagonal tiles of each chunk: (row in chunk, slot) */
     int64_t budget;        /* in-flight tiles */
     double *d_inflight;    /* float in precision single (allocated at that size) */

@@ -1,4 +1,4 @@
-/* factor_kernels.cuh -- the kernels' types and entry points that the factorization (factor.cu),
+/* factor_kernels.cuh -- the kernels' types and entry points that the factorization (factor*.cu),
  * the solves (solve*.cu) and the host side (context.cuh's files) share. */
 #ifndef ILDL_CUDA_FACTOR_KERNELS_CUH
 #define ILDL_CUDA_FACTOR_KERNELS_CUH
@@ -16,15 +16,8 @@ struct factor_state {
     int n2x2, nperturbed, err;
 };
 
-/* Phase B over one chunk's nslots storage slots; slot_size: the static slot table
- * (ildl_cuda_ctx::d_slot_size), need: what each slot's tile keeps after dropping. */
-__global__ void k_phase_b(dev_tiles T, int32_t nrows, int64_t nslots, const int64_t *slot_size,
-                          const int64_t *need, const dense_res *res, factor_state *st, int end_of_level);
-__global__ void k_phase_b_atomic(dev_tiles T, int32_t nrows, int64_t nslots, const int64_t *slot_size,
-                                 const int64_t *need, const dense_res *res, factor_state *st);
-__global__ void k_phase_b_atomic_end(dev_tiles T, int64_t nslots, factor_state *st, int end_of_level);
-/* The phase-A and phase-C kernels are templates on the value type of the factorization (double,
- * or float for precision single) and are launched from factor.cu only (factor_run, context.cuh). */
+/* The factorization's kernels (factor_phase_a.cu, factor_phase_b.cu, factor_phase_c.cu) are
+ * launched through factor_phases.cuh by the driver in factor.cu only (factor_run, context.cuh). */
 
 /* Block triangular solves (solve*.cu). A block of `warps` warps (1, 2, 4 or 8, per direction) takes a
  * block row; its off-diagonal tiles are spread over the warps and their sums combined in tile

@@ -79,7 +79,7 @@ static int upload_tile_store(ildl_cuda_ctx *c, const ildl_tiles *T)
             CU(e);
         }
         {
-            /* the leftover scan's static view of every storage slot (factor.cu, slot_get) */
+            /* the leftover scan's static view of every storage slot (factor_phase_b.cu, slot_get) */
             int64_t *ss = (int64_t *)malloc(sizeof(int64_t) * ((size_t)T->ntiles + 1));
             if (!ss) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
             for (int64_t g = 0; g < T->ntiles; g++) {

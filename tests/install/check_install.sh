@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The installed package as a user finds it: install the build into a scratch prefix, then build
-# examples/example_solve.c against it through pkg-config, once with the shared library and once
-# statically (libblockildl.a + Libs.private), and run both: each must solve (exit 0).
+# examples/example_solve.c against it through pkg-config, once with the shared library
+# (blockildl.pc) and once statically (blockildl-static.pc: libblockildl.a and what it needs), and
+# through find_package, and run each: each must solve (exit 0). The exported CMake files must name
+# no library of this machine by its path (AMD, METIS and libm come as imported targets or names).
 #   usage: check_install.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 src=$2
@@ -14,11 +16,15 @@ cc=${CC:-cc}
 $cc -std=c11 "$src/examples/example_solve.c" $(pkg-config --cflags --libs blockildl) -Wl,-rpath,"$libdir" \
   -o "$prefix/example_shared"
 "$prefix/example_shared" > "$prefix/shared.out"
-static_libs=$(pkg-config --libs --static blockildl | sed "s#-lblockildl#$libdir/libblockildl.a#")
-$cc -std=c11 "$src/examples/example_solve.c" $(pkg-config --cflags blockildl) $static_libs -o "$prefix/example_static"
+$cc -std=c11 "$src/examples/example_solve.c" $(pkg-config --cflags --libs blockildl-static) -o "$prefix/example_static"
 "$prefix/example_static" > "$prefix/static.out"
 if ldd "$prefix/example_static" | grep -q blockildl; then
   echo "the static example still loads libblockildl.so" >&2
+  exit 1
+fi
+if grep -Eq '/lib(amd|camd|suitesparseconfig|metis|m)\.(so|a)' "$libdir"/cmake/blockildl/*.cmake; then
+  echo "the exported CMake files name a library by its path on this machine:" >&2
+  grep -En '/lib(amd|camd|suitesparseconfig|metis|m)\.(so|a)' "$libdir"/cmake/blockildl/*.cmake >&2
   exit 1
 fi
 # and through CMake: find_package(blockildl), the shared and the static target

@@ -1,0 +1,141 @@
+/* backend_cpu.c -- the CPU backend, the reference: the factorization and triangular solves of
+ * src/cpu in the precision the options ask for, and SQMR (src/krylov) on host vectors. */
+#include <stdlib.h>
+#include <string.h>
+#include "backend/backend.h"
+#include "core/util.h"
+
+typedef struct cpu_state {
+    const ildl_backend_env *env;
+    int32_t *q;   /* [n] factored position -> original row */
+    double *qs;   /* [n] scale of original row q[k] */
+    double *work; /* [n] */
+} cpu_state;
+
+static void cpu_destroy(void *state)
+{
+    cpu_state *s = state;
+    if (!s) return;
+    free(s->q);
+    free(s->qs);
+    free(s->work);
+    free(s);
+}
+
+static int cpu_create(const ildl_backend_env *env, void **state, char *msg, size_t msglen)
+{
+    int32_t n = env->A->n;
+    cpu_state *s = calloc(1, sizeof *s);
+    *state = NULL;
+    if (s) {
+        s->env = env;
+        s->q = ildl_malloc(sizeof(int32_t) * (size_t)n);
+        s->qs = ildl_malloc(sizeof(double) * (size_t)n);
+        s->work = ildl_malloc(sizeof(double) * (size_t)n);
+    }
+    if (!s || !s->q || !s->qs || !s->work) {
+        cpu_destroy(s);
+        ildl_msg(msg, msglen, "out of memory");
+        return ILDL_ERR_OUT_OF_MEMORY;
+    }
+    *state = s;
+    return ILDL_SUCCESS;
+}
+
+/* Composite map from factored position to original row: block b's factored row r is analysed
+ * row bstart[b] + piv[bstart[b]+r], which is original row perm[that]. (The CUDA backend builds
+ * it on the device: k_build_map.) */
+static void build_factored_map(cpu_state *s)
+{
+    const ildl_analysis *an = s->env->an;
+    const ildl_tiles *T = &an->tiles;
+#pragma omp parallel for schedule(dynamic, 256)
+    for (int32_t b = 0; b < T->nb; b++)
+        for (int32_t k = T->bstart[b]; k < T->bstart[b + 1]; k++) {
+            int32_t orig = an->blk.perm[T->bstart[b] + T->piv[k]];
+            s->q[k] = orig;
+            s->qs[k] = an->scale[orig];
+        }
+}
+
+static int cpu_factor(void *state, const ildl_factor_params *p, int rescaled, ildl_factor_stats *fs, char *msg,
+                      size_t msglen)
+{
+    cpu_state *s = state;
+    ildl_tiles *T = &s->env->an->tiles;
+    int precision = s->env->opt->precision;
+    (void)rescaled; /* the map is built anew after every factorization */
+    int st = precision == ILDL_PREC_SINGLE ? ildl_cpu_factor_s(T, p, fs) : ildl_cpu_factor(T, p, fs);
+    if (st) {
+        ildl_msg(msg, msglen, "CPU factorization failed: %s", ildl_strerror(st));
+        return st;
+    }
+    if (precision == ILDL_PREC_SINGLE) ildl_cpu_invert_diagonal_s(T);
+    else ildl_cpu_invert_diagonal(T);
+    if (precision == ILDL_PREC_MIXED) {
+        /* single-precision factor, double-precision SQMR: round the stored factor */
+        for (int64_t k = 0; k < T->total_cap; k++) T->val[k] = (double)(float)T->val[k];
+        for (int32_t k = 0; k < T->n; k++) {
+            T->d_diag[k] = (double)(float)T->d_diag[k];
+            T->d_off[k] = (double)(float)T->d_off[k];
+        }
+    }
+    build_factored_map(s);
+    return ILDL_SUCCESS;
+}
+
+/* z = M^{-1} r on the user's system: gather, scale, block solves, scale, scatter. */
+static int apply_host(void *ctx, const double *r, double *z)
+{
+    cpu_state *s = ctx;
+    const ildl_tiles *T = &s->env->an->tiles;
+    int32_t n = s->env->A->n;
+    double *w = s->work;
+    for (int32_t k = 0; k < n; k++) w[k] = s->qs[k] * r[s->q[k]];
+    if (s->env->opt->precision == ILDL_PREC_SINGLE) ildl_cpu_solve_s(T, w); /* the float factor */
+    else ildl_cpu_solve(T, w);
+    for (int32_t k = 0; k < n; k++) z[s->q[k]] = s->qs[k] * w[k];
+    return ILDL_SUCCESS;
+}
+
+static void matvec_host(void *ctx, const double *x, double *y)
+{
+    const cpu_state *s = ctx;
+    ildl_csr_matvec(s->env->A, x, y);
+}
+
+static int cpu_apply(void *state, const double *r, double *z, int where, void *stream, char *msg, size_t msglen)
+{
+    (void)stream;
+    if (where == ILDL_MEMORY_DEVICE) {
+        ildl_msg(msg, msglen, "device pointers need the CUDA backend");
+        return ILDL_ERR_NOT_SUPPORTED;
+    }
+    return apply_host(state, r, z);
+}
+
+static int cpu_sqmr(void *state, const double *b, double *x, const ildl_sqmr_params *prm, ildl_sqmr_result *res,
+                    char *msg, size_t msglen)
+{
+    cpu_state *s = state;
+    int st = ildl_sqmr(s->env->A->n, matvec_host, s, apply_host, s, b, x, prm, res);
+    if (st && st != ILDL_ERR_NOT_CONVERGED && st != ILDL_ERR_BREAKDOWN)
+        ildl_msg(msg, msglen, "solve failed: %s", ildl_strerror(st));
+    return st;
+}
+
+static size_t cpu_device_bytes(const void *state)
+{
+    (void)state;
+    return 0;
+}
+
+static const char *cpu_device_name(const void *state)
+{
+    (void)state;
+    return "";
+}
+
+const ildl_backend_ops ildl_backend_cpu = {
+    ILDL_BACKEND_CPU, cpu_create, cpu_factor, cpu_apply, cpu_sqmr, cpu_device_bytes, cpu_device_name, cpu_destroy,
+};

@@ -1,0 +1,301 @@
+/* factor_pull.cuh -- the device steps that pull the updates of the block-iLDL^T factorization
+ * into a tile: B_ij -= U_ki^T D_k U_kj over the rows k < i present in block columns i and j,
+ * k ascending, each update's products and subtractions in the order of apply_d and sub_utdu in
+ * src/cpu/factor.c (so the GPU's bits are the reference's). Also A's entries into a tile.
+ * Used by the phase-A kernels, and included by factor_phase_a.cu only (d_common_list is an
+ * ordinary __device__ function, defined here). Block-wide: called by all 32x32 threads of
+ * a block, thread (ty, tx) = (threadIdx.y, threadIdx.x) owning tile entry (ty, tx). */
+#ifndef ILDL_CUDA_FACTOR_PULL_CUH
+#define ILDL_CUDA_FACTOR_PULL_CUH
+#include "cuda/context.cuh"
+
+/* ------------------------------------------------------------ tile helpers (block-wide) */
+
+/* b -= u^T du; sym: only c >= r, mirrored. */
+template <typename R>
+__device__ void d_sub_utdu(int mk, int mi, int mj, const R *u, const R *du, R *b,
+                           bool sym)
+{
+    int r = threadIdx.y, c = threadIdx.x;
+    if (r < mi && c < mj && (!sym || c >= r)) {
+        R s = 0.0;
+        for (int l = 0; l < mk; l++) s += u[l * LD + r] * du[l * LD + c];
+        R v = b[r * LD + c] - s;
+        b[r * LD + c] = v;
+        if (sym) b[c * LD + r] = v;
+    }
+    __syncthreads();
+}
+
+/* This thread's share of stored tile t: the (ty, tx) entry of a dense tile, entry tid of a
+ * sparse one (p = its place, ld 32; p < 0: none). Reads global memory only, so a caller can
+ * issue the reads of several tiles before it waits for any of them. */
+template <typename R> struct tile_share { R v; int p; };
+
+template <typename R>
+__device__ __forceinline__ tile_share<R> d_tile_fetch(const dev_tiles &T, int64_t t, int mi, int mj, bool sparse)
+{
+    int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
+    tile_share<R> r = {(R)0, -1};
+    const int64_t o = T.off[t];
+    if (sparse) {
+        if (tid < T.nnz[t]) { r.p = T.idx[o + tid]; r.v = fac_val<R>(T)[o + tid]; }
+    } else if (ty < mi && tx < mj) {
+        r.p = ty * LD + tx;
+        r.v = fac_val<R>(T)[o + ty * mj + tx];
+    }
+    return r;
+}
+
+/* One update b -= U_ki^T D_k U_kj as read from global memory into registers (d_pull_fetch),
+ * then applied (d_pull_commit): both tiles and D_k are requested at once, one memory latency
+ * per update instead of one per tile and one for D_k. (Fetching the next update while applying
+ * the current one gained nothing measurable.) */
+template <typename R> struct pull_fetch {
+    tile_share<R> pi, pj;     /* this thread's share of U_ki and U_kj */
+    R dd, e;          /* row l = ty of D_k: diagonal, and the off-diagonal of a 2x2 */
+    int mk, mode;          /* rows of block k; row l is 1x1 (0), first (1) / second (2) of a 2x2 */
+    bool same, si_sparse, sj_sparse;
+};
+
+/* Read the update of tiles tki = (k,i) and tkj = (k,j) (tki == tkj: the symmetric diagonal
+ * update) into f: only global reads, no barrier. */
+template <typename R>
+__device__ __forceinline__ void d_pull_fetch(const dev_tiles &T, int64_t tki, int64_t tkj, int mi, int mj,
+                                             pull_fetch<R> *f)
+{
+    int l = threadIdx.y;
+    int32_t k = T.row[tki];
+    f->same = tki == tkj;
+    f->mk = dev_bsize(T, k);
+    f->sj_sparse = T.format[tkj] == ILDL_TILE_SPARSE;
+    f->si_sparse = !f->same && T.format[tki] == ILDL_TILE_SPARSE;
+    f->pj = d_tile_fetch<R>(T, tkj, f->mk, mj, f->sj_sparse);
+    f->pi.v = 0.0;
+    f->pi.p = -1;
+    if (!f->same) f->pi = d_tile_fetch<R>(T, tki, f->mk, mi, f->si_sparse);
+    f->mode = 0;
+    f->dd = f->e = 0.0;
+    if (l < f->mk) {
+        int32_t bk = T.bstart[k];
+        int8_t ty = T.piv_type[bk + l];
+        f->dd = T.d_diag[bk + l];
+        if (ty == 2 && l + 1 < f->mk) {
+            f->mode = 1;
+            f->e = T.d_off[bk + l];
+        } else if (ty == 0 && l > 0 && T.piv_type[bk + l - 1] == 2) {
+            f->mode = 2;
+            f->e = T.d_off[bk + l - 1];
+        }
+    }
+}
+
+/* Step 1 of applying a fetched update: its tiles into shared memory (su: U_ki, unused when
+ * same; sj: U_kj), a dense tile's entries directly, zeros under a sparse one. The caller
+ * syncs, then calls d_pull_scatter when any tile is sparse, and syncs again. */
+template <typename R>
+__device__ __forceinline__ void d_pull_windows(const pull_fetch<R> &f, int mi, int mj, R *su, R *sj)
+{
+    int l = threadIdx.y, c = threadIdx.x;
+    if (l < f.mk && c < mj) sj[l * LD + c] = f.sj_sparse ? 0.0 : f.pj.v;
+    if (!f.same && l < f.mk && c < mi) su[l * LD + c] = f.si_sparse ? 0.0 : f.pi.v;
+}
+
+template <typename R>
+__device__ __forceinline__ void d_pull_scatter(const pull_fetch<R> &f, R *su, R *sj)
+{
+    if (f.sj_sparse && f.pj.p >= 0) sj[f.pj.p] = f.pj.v;
+    if (f.si_sparse && f.pi.p >= 0) su[f.pi.p] = f.pi.v;
+}
+
+/* Step 2: sdu = D_k U_kj (apply_d in src/cpu/factor.c). */
+template <typename R>
+__device__ __forceinline__ void d_pull_apply_d(const pull_fetch<R> &f, int mj, const R *sj, R *sdu)
+{
+    int l = threadIdx.y, c = threadIdx.x;
+    if (l < f.mk && c < mj) {
+        R v;
+        if (f.mode == 1) v = f.dd * sj[l * LD + c] + f.e * sj[(l + 1) * LD + c];
+        else if (f.mode == 2) v = f.e * sj[(l - 1) * LD + c] + f.dd * sj[l * LD + c];
+        else v = f.dd * sj[l * LD + c];
+        sdu[l * LD + c] = v;
+    }
+}
+
+/* Step 3 for entry (r, c): sum_l U_ki(l,r) (D_k U_kj)(l,c) over l ascending (sub_utdu). */
+template <typename R>
+__device__ __forceinline__ R d_pull_dot(int mk, const R *u, const R *du, int r, int c)
+{
+    R s = 0.0;
+    for (int l = 0; l < mk; l++) s += u[l * LD + r] * du[l * LD + c];
+    return s;
+}
+
+/* Apply a fetched update: b -= U_ki^T D_k U_kj (sym: only the upper half, mirrored), the
+ * update of apply_d and sub_utdu in src/cpu/factor.c in the same order per entry. su holds
+ * U_ki (unused when same), sj U_kj, sdu D_k U_kj. Block-wide; ends with a barrier. */
+template <typename R>
+__device__ void d_pull_commit(const pull_fetch<R> &f, int mi, int mj, R *b, R *su, R *sj,
+                              R *sdu)
+{
+    d_pull_windows(f, mi, mj, su, sj);
+    __syncthreads();
+    if (f.sj_sparse || f.si_sparse) {
+        d_pull_scatter(f, su, sj);
+        __syncthreads();
+    }
+    d_pull_apply_d(f, mj, sj, sdu);
+    __syncthreads();
+    d_sub_utdu(f.mk, mi, mj, f.same ? sj : su, sdu, b, f.same);
+}
+
+/* Two consecutive updates k1 < k2 of a tile at once: b = (b - s1) - s2 per entry, the bits of
+ * applying them one after the other, with half the barriers. s[0..2]: U_ki, U_kj, D_k U_kj of
+ * the first update, s[3..5] of the second. sym (a diagonal tile): only c >= r, mirrored, as
+ * d_sub_utdu. Ends with a barrier. */
+template <typename R>
+__device__ void d_pull_commit2(const pull_fetch<R> &f1, const pull_fetch<R> &f2, int mi, int mj, R *b,
+                               R *const *s, bool sym)
+{
+    int r = threadIdx.y, c = threadIdx.x;
+    d_pull_windows(f1, mi, mj, s[0], s[1]);
+    d_pull_windows(f2, mi, mj, s[3], s[4]);
+    __syncthreads();
+    if (f1.sj_sparse || f1.si_sparse || f2.sj_sparse || f2.si_sparse) {
+        d_pull_scatter(f1, s[0], s[1]);
+        d_pull_scatter(f2, s[3], s[4]);
+        __syncthreads();
+    }
+    d_pull_apply_d(f1, mj, s[1], s[2]);
+    d_pull_apply_d(f2, mj, s[4], s[5]);
+    __syncthreads();
+    if (r < mi && c < mj && (!sym || c >= r)) {
+        R v = b[r * LD + c] - d_pull_dot(f1.mk, s[0], s[2], r, c);
+        v = v - d_pull_dot(f2.mk, s[3], s[5], r, c);
+        b[r * LD + c] = v;
+        if (sym) b[c * LD + r] = v;
+    }
+    __syncthreads();
+}
+
+/* The next k < i present in both block columns i and j, from positions qi < ei, qj < ej of
+ * col_tiles (advanced past it): its tiles (k,i) and (k,j); false when there is none. */
+__device__ __forceinline__ bool d_next_common(const dev_tiles &T, int32_t i, int64_t *qi, int64_t ei, int64_t *qj,
+                                              int64_t ej, int64_t *ti, int64_t *tj)
+{
+    while (*qi < ei && *qj < ej) {
+        int64_t a = T.col_tiles[*qi], b = T.col_tiles[*qj];
+        int32_t ki = T.row[a], kj = T.row[b];
+        if (ki >= i || kj >= i) return false;
+        if (ki < kj) (*qi)++;
+        else if (kj < ki) (*qj)++;
+        else {
+            *ti = a;
+            *tj = b;
+            (*qi)++;
+            (*qj)++;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The common k < i of block columns i and j, as a list built by the whole block: each column's
+ * first entries (rows k ascending) go to shared memory with all loads in flight, each entry of
+ * column i looks for its k in column j by binary search there, and a ballot per warp compacts
+ * the matches in k order. d_next_common walks the two columns instead, one dependent pair of
+ * loads per step: on control70 a tile's pulls waited for tens of such steps. Same pairs in the
+ * same order, so the same bits. */
+#define PULL_LIST 256
+struct pull_list {
+    int64_t ti[PULL_LIST], tj[PULL_LIST]; /* tiles (k,i), (k,j); then the pairs, compacted */
+    int32_t ki[PULL_LIST], kj[PULL_LIST]; /* their rows k */
+    int32_t wsum[PULL_LIST / 32];         /* matches per warp */
+};
+
+/* The pairs into L->ti[0..n), L->tj[0..n); returns n, or -1 (the block's threads agree) when a
+ * column has more than PULL_LIST entries above row i: the caller then walks the columns. */
+__device__ int d_common_list(const dev_tiles &T, int32_t i, int32_t j, pull_list *L)
+{
+    int tid = threadIdx.y * LD + threadIdx.x;
+    int64_t ci = T.col_ptr[i], li = T.col_diag[i] - ci;
+    int64_t cj = T.col_ptr[j], lj_all = T.col_ptr[j + 1] - cj;
+    if (li > PULL_LIST) return -1;
+    int lj = lj_all < PULL_LIST ? (int)lj_all : PULL_LIST;
+    if (tid < li) {
+        int64_t a = T.col_tiles[ci + tid];
+        L->ti[tid] = a;
+        L->ki[tid] = T.row[a];
+    } else if (tid >= PULL_LIST && tid - PULL_LIST < lj) {
+        int x = tid - PULL_LIST;
+        int64_t b = T.col_tiles[cj + x];
+        L->tj[x] = b;
+        L->kj[x] = T.row[b];
+    }
+    __syncthreads();
+    /* nj: column j's loaded entries above row i (lower bound of i; the same in every thread) */
+    int lo = 0, hi = lj;
+    while (lo < hi) {
+        int mid = (lo + hi) >> 1;
+        if (L->kj[mid] < i) lo = mid + 1;
+        else hi = mid;
+    }
+    int nj = lo;
+    if (nj == PULL_LIST && lj_all > PULL_LIST) return -1; /* more may follow */
+    int64_t a = 0, b = 0;
+    bool hit = false;
+    if (tid < li) {
+        int32_t k = L->ki[tid];
+        lo = 0;
+        hi = nj;
+        while (lo < hi) {
+            int mid = (lo + hi) >> 1;
+            if (L->kj[mid] < k) lo = mid + 1;
+            else hi = mid;
+        }
+        hit = lo < nj && L->kj[lo] == k;
+        a = L->ti[tid];
+        if (hit) b = L->tj[lo];
+    }
+    unsigned mask = 0;
+    if (tid < PULL_LIST) {
+        mask = __ballot_sync(0xffffffffu, hit);
+        if ((tid & 31) == 0) L->wsum[tid >> 5] = __popc(mask);
+    }
+    __syncthreads(); /* every read of ti, tj, kj above is done: the pairs may overwrite them */
+    int n = 0, off = 0;
+    for (int w = 0; w < PULL_LIST / 32; w++) {
+        if (w == (tid >> 5)) off = n;
+        n += L->wsum[w];
+    }
+    if (hit) {
+        int p = off + __popc(mask & ((1u << (tid & 31)) - 1u));
+        L->ti[p] = a;
+        L->tj[p] = b;
+    }
+    __syncthreads();
+    return n;
+}
+
+/* b (zeroed) += A's entries of tile t; sym mirrors. */
+template <typename R>
+__device__ void d_load_a(const dev_tiles &T, int64_t t, bool sym, R *b)
+{
+    int tid = threadIdx.y * LD + threadIdx.x;
+    for (int64_t q = T.a_ptr[t] + tid; q < T.a_ptr[t + 1]; q += TILE) {
+        int r = T.a_idx[q] >> 5, c = T.a_idx[q] & 31;
+        R v = (R)T.a_val[q]; /* float: A rounded once, here, as the CPU reference does */
+        b[r * LD + c] = v;
+        if (sym) b[c * LD + r] = v;
+    }
+    __syncthreads();
+}
+
+template <typename R>
+__device__ void d_zero_tile(R *b)
+{
+    b[threadIdx.y * LD + threadIdx.x] = 0.0;
+    __syncthreads();
+}
+
+#endif
