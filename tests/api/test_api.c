@@ -197,18 +197,6 @@ static void test_option_ranges(void **state)
     ildl_csr_free(&A);
 }
 
-/* ||b - A x|| / ||b|| in long double: no square of a double over- or underflows there. */
-static double true_residual_ld(const ildl_csr *A, const double *x, const double *b)
-{
-    long double rr = 0.0L, bb = 0.0L;
-    for (int32_t i = 0; i < A->n; i++) {
-        long double s = b[i];
-        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) s -= (long double)A->val[p] * x[A->col[p]];
-        rr += s * s;
-        bb += (long double)b[i] * b[i];
-    }
-    return (double)sqrtl(rr / bb);
-}
 
 /* Any finite b is solved, whatever its scale: b = 2^k b0 gives the solution of b0 times 2^k bit
  * for bit (the same iterations) while 2^k b0 stays normal, and a converged solve with a true
@@ -255,7 +243,7 @@ static void test_extreme_rhs(void **state)
                 ildl_info info;
                 ildl_get_info(h, &info);
                 assert_memory_equal(b, bc, sizeof(double) * n); /* b untouched */
-                double r = true_residual_ld(A, x, b);
+                double r = ildl_test_residual_ld(A, x, b);
                 if (!(fabs(r - info.true_residual) <= 1e-6 * r + 1e-15))
                     print_message("matrix %d x0 %d k %d: status %d, residual %.17g, here %.17g\n", m, use_x0, ks[k], st,
                                   info.true_residual, r);
@@ -278,7 +266,7 @@ static void test_extreme_rhs(void **state)
             for (int32_t i = 1; i < n; i++) b[i] = -big * (i % 2);
             memset(x, 0, sizeof(double) * n);
             assert_int_equal(ildl_solve(h, b, x), ILDL_SUCCESS);
-            assert_true(true_residual_ld(A, x, b) <= o.tol);
+            assert_true(ildl_test_residual_ld(A, x, b) <= o.tol);
             ildl_destroy(h);
             free(b0); free(x0); free(b); free(x); free(bc);
         }
@@ -286,11 +274,11 @@ static void test_extreme_rhs(void **state)
     ildl_csr_free(&K);
 }
 
-/* true_residual_ld on raw CSR arrays */
+/* ildl_test_residual_ld on raw CSR arrays */
 static double true_residual_ld_raw(int32_t n, int64_t *rp, int32_t *c, double *v, const double *x, const double *b)
 {
     ildl_csr A = {n, rp, c, v};
-    return true_residual_ld(&A, x, b);
+    return ildl_test_residual_ld(&A, x, b);
 }
 
 /* Finite inputs never give a NaN/Inf status or residual: an initial guess whose A x0 overflows
@@ -344,7 +332,7 @@ static void test_overflowing_solutions(void **state)
         assert_true(st == ILDL_ERR_NOT_CONVERGED || st == ILDL_ERR_BREAKDOWN);
         assert_true(isfinite(info.true_residual) && !info.converged);
         for (int k = 0; k < 5; k++) assert_true(isfinite(xs[k]));
-        assert_true(fabs(true_residual_ld(&S, xs, bs) - info.true_residual) <= 1e-6 * info.true_residual);
+        assert_true(fabs(ildl_test_residual_ld(&S, xs, bs) - info.true_residual) <= 1e-6 * info.true_residual);
         ildl_destroy(h);
     }
     ildl_csr_free(&S);

@@ -23,18 +23,6 @@
 #include "cuda/cuda_backend.h"
 #include "krylov/reduce.h"
 
-/* ||b - A x|| / ||b|| in long double (no square of a double over- or underflows there) */
-static double residual_ld(const ildl_csr *A, const double *x, const double *b)
-{
-    long double rr = 0.0L, bb = 0.0L;
-    for (int32_t i = 0; i < A->n; i++) {
-        long double s = b[i];
-        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) s -= (long double)A->val[p] * x[A->col[p]];
-        rr += s * s;
-        bb += (long double)b[i] * b[i];
-    }
-    return (double)sqrtl(rr / bb);
-}
 
 /* Solve with backend on A (fresh handle; x holds the initial guess if x0); returns the status. */
 static int solve_on(const ildl_csr *A, int backend, int x0, const double *b, double *x, ildl_info *info)
@@ -67,7 +55,7 @@ static void agree(const char *what, const ildl_csr *A, const double *b, const do
     ildl_info ic, ig;
     int sc = solve_on(A, ILDL_BACKEND_CPU, x0 != NULL, b, xc, &ic);
     int sg = solve_on(A, ILDL_BACKEND_CUDA, x0 != NULL, b, xg, &ig);
-    double r = residual_ld(A, xg, b);
+    double r = ildl_test_residual_ld(A, xg, b);
     printf("%-40s cpu %d gpu %d iterations %d/%d residual %.3e/%.3e (recomputed %.3e) x %s\n", what, sc, sg,
            ic.iterations, ig.iterations, ic.true_residual, ig.true_residual, r,
            memcmp(xc, xg, bytes) ? "DIFFER" : "equal");

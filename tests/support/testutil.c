@@ -1,3 +1,4 @@
+#include <math.h>
 #include "testutil.h"
 #include "cuda/tuning.h"
 #include <assert.h>
@@ -183,4 +184,16 @@ int ildl_test_apply_tuning(void)
     ildl_cuda_tuning_set(&t);
     printf("tuning: %s\n", spec);
     return 0;
+}
+
+double ildl_test_residual_ld(const ildl_csr *A, const double *x, const double *b)
+{
+    long double rr = 0.0L, bb = 0.0L;
+    for (int32_t i = 0; i < A->n; i++) {
+        long double s = b[i];
+        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) s -= (long double)A->val[p] * x[A->col[p]];
+        rr += s * s;
+        bb += (long double)b[i] * b[i];
+    }
+    return (double)sqrtl(rr / bb);
 }

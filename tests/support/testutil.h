@@ -39,6 +39,10 @@ double *ildl_test_dense(const ildl_csr *A);
 /* Simple deterministic PRNG (splitmix64) in [0,1). */
 double ildl_test_rand(uint64_t *state);
 
+/* ||b - A x|| / ||b|| in long double (no square of a double over- or underflows there): an
+ * independent check of a reported true residual, for any finite b and x. */
+double ildl_test_residual_ld(const ildl_csr *A, const double *x, const double *b);
+
 /* Set the CUDA backend's internal settings (src/cuda/tuning.h) from ILDL_TEST_TUNING, a list
  * "field=value,..." of its int fields (sf_nostage, sf_vglobal, sf_split, sf_chain_order,
  * pin_host), over the defaults; unset or empty: the defaults. Prints "tuning: <the list>" when
