@@ -97,7 +97,7 @@ ILDL_API int ildl_options_default(ildl_options *o)
     o->fill_level = 1;
     o->fill_factor = 8.0;
     o->drop_tol = 1e-4;
-    o->max_block_size = 32;
+    o->max_block_size = ILDL_TILE;
     o->block_threshold = 0.0;
     o->block_decay = 0.9;
     o->pivot_tol = 1e-10;

@@ -31,8 +31,8 @@ int ildl_analyse_rescale(const ildl_csr *A, const ildl_options *o, double *scale
 
 static int check_options(const ildl_options *o, char *msg, size_t msglen)
 {
-    if (o->max_block_size < 1 || o->max_block_size > 32) {
-        ildl_msg(msg, msglen, "max_block_size = %d, must be in 1..32", o->max_block_size);
+    if (o->max_block_size < 1 || o->max_block_size > ILDL_TILE) {
+        ildl_msg(msg, msglen, "max_block_size = %d, must be in 1..%d", o->max_block_size, ILDL_TILE);
         return ILDL_ERR_INVALID_OPTION;
     }
     if (o->fill_level < 0) {

@@ -20,7 +20,7 @@ int ildl_block_check(const ildl_csr *A, int max_bs, double threshold)
 {
     if (!A || A->n <= 0 || !A->rowptr || (A->rowptr[A->n] > 0 && !A->col))
         return ILDL_ERR_INVALID_OPTION;
-    if (max_bs < 1 || max_bs > BLOCK_MAX_BS) return ILDL_ERR_INVALID_OPTION;
+    if (max_bs < 1 || max_bs > ILDL_TILE) return ILDL_ERR_INVALID_OPTION;
     if (!(threshold >= 0.0 && threshold <= 1.0)) return ILDL_ERR_INVALID_OPTION; /* NaN too */
     return ILDL_SUCCESS;
 }

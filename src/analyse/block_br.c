@@ -27,11 +27,11 @@ static int64_t br_dense_limit(int32_t n)
 
 /* The units (level-0 vertices) inside vertex v of the level-k graph, appended to u[*nu..):
  * lv[k] groups the level-(k-1) vertices into level-k ones (k >= 1). Returns 0, or -1 if more
- * than BLOCK_MAX_BS units would be listed (a block never holds more rows than that). */
+ * than ILDL_TILE units would be listed (a block never holds more rows than that). */
 static int br_units(const groups *lv, int k, int32_t v, int32_t *u, int32_t *nu)
 {
     if (k == 0) {
-        if (*nu >= BLOCK_MAX_BS) return -1;
+        if (*nu >= ILDL_TILE) return -1;
         u[(*nu)++] = v;
         return 0;
     }
@@ -44,14 +44,14 @@ static int br_units(const groups *lv, int k, int32_t v, int32_t *u, int32_t *nu)
  * rows[voff[v]..voff[v+1]) (voff: prefix sums of the weights = rows), its units by ascending
  * number (units are numbered by their first row, so rows ascend), a pair's second row right
  * after its first (lv[0] lists each unit's rows so): an orphaned loop, shared by the
- * threads of the caller's parallel region. *bad (shared, 0 before) becomes 1 if a vertex holds more than BLOCK_MAX_BS units (an
+ * threads of the caller's parallel region. *bad (shared, 0 before) becomes 1 if a vertex holds more than ILDL_TILE units (an
  * internal error). */
 static void br_vertex_rows(const groups *lv, int K, int32_t nc, const int32_t *voff,
                            int32_t *rows, int *bad)
 {
 #pragma omp for schedule(dynamic, 1024)
     for (int32_t v = 0; v < nc; v++) {
-        int32_t u[BLOCK_MAX_BS], nu = 0, q = voff[v];
+        int32_t u[ILDL_TILE], nu = 0, q = voff[v];
         if (br_units(lv, K, v, u, &nu)) {
 #pragma omp atomic write
             *bad = 1;

@@ -7,8 +7,8 @@
 #define ILDL_ANALYSE_BLOCK_INTERNAL_H
 #include <stdint.h>
 #include "analyse/block.h"
+#include "core/dense_rules.h" /* ILDL_TILE: rows of a block at most */
 
-#define BLOCK_MAX_BS 32 /* rows of a block at most (the tile size) */
 
 /* ILDL_SUCCESS if the common arguments are usable, else ILDL_ERR_INVALID_OPTION. */
 int ildl_block_check(const ildl_csr *A, int max_bs, double threshold);

@@ -89,7 +89,7 @@ static void place_row(const ildl_csr *Ap, const int64_t *src_index, const int32_
             if (j < i) continue;
             int32_t bj = blk[j];
             int64_t q = tpos[bj]++;
-            T->a_idx[q] = (uint16_t)(r * 32 + (j - T->bstart[bj]));
+            T->a_idx[q] = (uint16_t)(r * ILDL_TILE + (j - T->bstart[bj]));
             T->a_val[q] = Ap->val[p];
             T->a_src[q] = src_index ? src_index[p] : p;
             T->a_srow[q] = perm ? perm[i] : i;

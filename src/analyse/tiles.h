@@ -22,6 +22,7 @@
 #define ILDL_ANALYSE_TILES_H
 #include <stdint.h>
 #include "core/csr.h"
+#include "core/dense_rules.h" /* ILDL_TILE */
 #include "analyse/fill.h"
 #include "analyse/levels.h"
 

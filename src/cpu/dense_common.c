@@ -8,7 +8,7 @@
 #include "cpu/dense_factor.h"
 #include "cpu/real.h"
 
-#define LD ILDL_TILE_LD
+#define LD ILDL_TILE
 
 /* Reset res for an m x m tile: identity perm, no pivots yet. */
 void RN(ildl_dense_begin)(int m, ildl_dense_result *res)
@@ -67,13 +67,11 @@ int RN(ildl_dense_take1)(int m, ildl_real *a, int k, int piv, const ildl_dense_p
                      ildl_dense_result *res)
 {
     ildl_real u[LD], d, *ak = a + k * LD;
+    int perturbed;
     assert(p && p->perturb > 0 && piv >= k && piv < m);
     RN(ildl_dense_swap)(m, a, res, k, piv);
-    d = ak[k];
-    if (RABS(d) < (ildl_real)p->pivot_tol || d == 0) {
-        d = (d == 0) ? (ildl_real)p->perturb : RCOPYSIGN((ildl_real)p->perturb, d);
-        res->nperturbed++;
-    }
+    d = RN(ildl_pivot1)(ak[k], (ildl_real)p->pivot_tol, (ildl_real)p->perturb, &perturbed);
+    res->nperturbed += perturbed;
     for (int j = k + 1; j < m; j++) u[j] = ak[j] / d;
     /* A(j,l) -= A(k,j) * U(k,l): the unscaled row times the scaled one, upper then mirror */
     for (int j = k + 1; j < m; j++) {
@@ -95,15 +93,6 @@ int RN(ildl_dense_take1)(int m, ildl_real *a, int k, int piv, const ildl_dense_p
     return 1;
 }
 
-/* 1 if [a b; b c] is safe to invert as a 2x2 pivot (see ildl_dense_params). */
-static int pair_ok(ildl_real a, ildl_real b, ildl_real c, ildl_real tol)
-{
-    ildl_real g = RMAX(RABS(a), RMAX(RABS(b), RABS(c)));
-    ildl_real det = a * c - b * b;
-    /* |det|/g >= tol*g avoids squaring g, which could overflow for huge entries */
-    return g >= tol && g > 0 && det != 0 && RABS(det) / g >= tol * g;
-}
-
 /* Bring rows q, r to k, k+1 and eliminate them as a 2x2 pivot (or a 1x1 at q when the pair
  * is numerically singular); returns the rows consumed. */
 int RN(ildl_dense_take2)(int m, ildl_real *a, int k, int q, int r, const ildl_dense_params *p,
@@ -112,7 +101,7 @@ int RN(ildl_dense_take2)(int m, ildl_real *a, int k, int q, int r, const ildl_de
     ildl_real u1[LD], u2[LD], da, db, dc, det, *ak, *ak1;
     assert(p && q >= k && r >= k && q < m && r < m && q != r && k + 1 < m);
     /* judged before any interchange, so a rejected pair costs no swap beyond q -> k */
-    if (!pair_ok(a[q * LD + q], a[q * LD + r], a[r * LD + r], (ildl_real)p->pivot_tol))
+    if (!RN(ildl_pivot2_ok)(a[q * LD + q], a[q * LD + r], a[r * LD + r], (ildl_real)p->pivot_tol))
         return RN(ildl_dense_take1)(m, a, k, q, p, res);
     RN(ildl_dense_swap)(m, a, res, k, q);
     if (r == k) r = q; /* r moved with the first interchange */
@@ -122,11 +111,8 @@ int RN(ildl_dense_take2)(int m, ildl_real *a, int k, int q, int r, const ildl_de
     da = ak[k];
     db = ak[k + 1];
     dc = ak1[k + 1];
-    det = da * dc - db * db;
-    for (int j = k + 2; j < m; j++) {
-        u1[j] = (dc * ak[j] - db * ak1[j]) / det;
-        u2[j] = (da * ak1[j] - db * ak[j]) / det;
-    }
+    det = RN(ildl_pivot2_det)(da, db, dc);
+    for (int j = k + 2; j < m; j++) RN(ildl_pivot2_solve)(da, db, dc, det, ak[j], ak1[j], &u1[j], &u2[j]);
     for (int j = k + 2; j < m; j++) {
         ildl_real w1 = ak[j], w2 = ak1[j];
         for (int l = j; l < m; l++) {
@@ -186,13 +172,11 @@ void RN(ildl_dense_solve_offdiag)(int mi, int mj, const ildl_real *u, const ildl
             ildl_real d = res->d_diag[r];
             for (int c = 0; c < mj; c++) br[c] /= d;
         } else if (res->type[r] == 2) {
-            /* same formula as the 2x2 step of the factorization */
             ildl_real da = res->d_diag[r], db = res->d_off[r], dc = res->d_diag[r + 1];
-            ildl_real det = da * dc - db * db, *bs = br + LD;
+            ildl_real det = RN(ildl_pivot2_det)(da, db, dc), *bs = br + LD;
             for (int c = 0; c < mj; c++) {
                 ildl_real x = br[c], y = bs[c];
-                br[c] = (dc * x - db * y) / det;
-                bs[c] = (da * y - db * x) / det;
+                RN(ildl_pivot2_solve)(da, db, dc, det, x, y, &br[c], &bs[c]);
             }
         }
     }

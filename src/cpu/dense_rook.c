@@ -6,9 +6,10 @@
 #include "cpu/dense_factor.h"
 #include "cpu/real.h"
 
-#define LD ILDL_TILE_LD
+#define LD ILDL_TILE
 
-/* P A P^T = U^T D U with rook pivot selection (alpha = ILDL_BK_ALPHA). */
+/* P A P^T = U^T D U with rook pivot selection (alpha = ILDL_BK_ALPHA; the decisions
+ * are core/dense_rules.h's, shared with the CUDA kernel). */
 void RN(ildl_dense_factor_rook)(int m, ildl_real *a, const ildl_dense_params *p, ildl_dense_result *res)
 {
     const ildl_real alpha = (ildl_real)ILDL_BK_ALPHA;
@@ -17,20 +18,20 @@ void RN(ildl_dense_factor_rook)(int m, ildl_real *a, const ildl_dense_params *p,
         int q = k, r, jmax;
         /* column k below the diagonal, read along row k (the tile is symmetric) */
         ildl_real colmax = RN(ildl_dense_absmax)(m, a, k, k + 1, -1, &r);
-        if (colmax == 0 || RABS(a[k * LD + k]) >= alpha * colmax) {
+        if (RN(ildl_pivot_diag_first)(RABS(a[k * LD + k]), colmax, alpha)) {
             k += RN(ildl_dense_take1)(m, a, k, k, p, res);
             continue;
         }
         /* Invariant: |a(q,r)| = colmax is the largest entry of column q (off its diagonal) and
-         * |a(q,q)| < alpha * colmax. colmax grows strictly, so no column is visited twice and
-         * the loop ends within m scans; the bound only guards against non-finite input. */
+         * |a(q,q)| < alpha * colmax (ildl_pivot_rook_step says why the walk ends). */
         for (int it = 0;; it++) {
             ildl_real rowmax = RN(ildl_dense_absmax)(m, a, r, k, r, &jmax);
-            if (RABS(a[r * LD + r]) >= alpha * rowmax) {
+            int pick = RN(ildl_pivot_rook_step)(RABS(a[r * LD + r]), rowmax, colmax, jmax, q, it, m, alpha);
+            if (pick == ILDL_PICK_R) {
                 k += RN(ildl_dense_take1)(m, a, k, r, p, res);
                 break;
             }
-            if (jmax == q || rowmax <= colmax || it >= m) {
+            if (pick == ILDL_PICK_PAIR) {
                 k += RN(ildl_dense_take2)(m, a, k, q, r, p, res);
                 break;
             }

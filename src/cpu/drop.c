@@ -6,9 +6,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include "cpu/drop.h"
+#include "core/dense_rules.h"
 #include "cpu/real.h"
 
-#define LD 32
+#define LD ILDL_TILE
 
 typedef struct {
     ildl_real mag;

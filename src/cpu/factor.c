@@ -49,8 +49,8 @@
 #include "cpu/drop.h"
 #include "cpu/real.h"
 
-#define LD ILDL_TILE_LD
-#define TILE (ILDL_TILE_LD * ILDL_TILE_LD)
+#define LD ILDL_TILE
+#define TILE ILDL_TILE_AREA
 #define INFLIGHT_TILES 2048 /* in-flight 32x32 tiles per chunk (16 MiB) unless a row needs more */
 
 /* Workspace of one factorization: in-flight tiles of a chunk and per-thread scratch. */

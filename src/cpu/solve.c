@@ -31,7 +31,7 @@
 #include "cpu/dense_factor.h"
 #include "cpu/real.h"
 
-#define LD ILDL_TILE_LD
+#define LD ILDL_TILE
 
 /* xi -= u^T xk for a dense mk x mi tile (row-major, ld mi). */
 static void dense_utx_sub(int mk, int mi, const ildl_real *u, const double *xk, double *xi)
@@ -165,9 +165,8 @@ static void d_solve(const ildl_tiles *T, double *x)
         double a = T->d_diag[k];
         if (T->piv_type[k] == 2 && k + 1 < T->n) {
             double b = T->d_off[k], c = T->d_diag[k + 1];
-            double det = a * c - b * b, x0 = x[k], x1 = x[k + 1];
-            x[k] = (c * x0 - b * x1) / det;
-            x[k + 1] = (a * x1 - b * x0) / det;
+            double x0 = x[k], x1 = x[k + 1];
+            ildl_pivot2_solve(a, b, c, ildl_pivot2_det(a, b, c), x0, x1, &x[k], &x[k + 1]);
             k++;
         } else {
             x[k] /= a;

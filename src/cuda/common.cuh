@@ -10,8 +10,8 @@ extern "C" {
 #include "analyse/tiles.h"
 }
 
-#define LD 32
-#define TILE (LD * LD)
+#define LD ILDL_TILE        /* core/dense_rules.h, through analyse/tiles.h */
+#define TILE ILDL_TILE_AREA
 
 /* A -DILDL_SOLVE_TRACE build (a diagnostic: the sync-free sweeps record per ticket when it was
  * claimed, its waits and its end) run with ILDL_CUDA_PROFILE set writes the last solve's records

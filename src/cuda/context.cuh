@@ -31,7 +31,7 @@ struct cuda_factor_work {
     int64_t budget;        /* in-flight tiles */
     double *d_inflight;    /* float in precision single (allocated at that size) */
     int64_t *d_need;
-    dense_res *d_res;
+    ildl_dense_result *d_res;
     double *d_rownorm;     /* float in precision single (allocated at that size) */
     factor_state *d_state;
     cudaStream_t fstream[2]; /* the factorization's streams (non-blocking): 0 main, 1 the pulls */

@@ -8,23 +8,10 @@
 #define ILDL_CUDA_DENSE_COMMON_CUH
 #include "cuda/common.cuh"
 
-#define ILDL_BK_ALPHA_D 0.6403882032022076
+/* ildl_dense_result, ildl_dense_params and the pivot rules: core/dense_rules.h (through
+ * analyse/tiles.h), the same definitions as the CPU reference's. */
 
-struct dense_res {
-    int32_t perm[LD];
-    double d_diag[LD];
-    double d_off[LD];
-    int8_t type[LD];
-    int n2x2;
-    int nperturbed;
-};
-
-struct dense_params_d {
-    double pivot_tol, perturb;
-    const int8_t *pair_hint; /* slice for this block, or NULL */
-};
-
-static __device__ void dd_begin(dense_res *res)
+static __device__ void dd_begin(ildl_dense_result *res)
 {
     int tid = threadIdx.y * LD + threadIdx.x;
     if (tid < LD) {
@@ -42,7 +29,7 @@ static __device__ void dd_begin(dense_res *res)
 
 /* Symmetric interchange of rows/cols i and j (and of perm). */
 template <typename R>
-static __device__ void dd_swap(int m, R *a, dense_res *res, int i, int j)
+static __device__ void dd_swap(int m, R *a, ildl_dense_result *res, int i, int j)
 {
     /* Every warp must finish the pivot search (reads of a) before anyone swaps: without this
      * barrier a fast warp's swap raced a slow warp's search, so warps could choose different
@@ -98,17 +85,13 @@ static __device__ R dd_absmax(int m, const R *a, int row, int k, int skip, int *
 }
 
 template <typename R>
-static __device__ int dd_take1(int m, R *a, int k, int piv, const dense_params_d *p, dense_res *res,
+static __device__ int dd_take1(int m, R *a, int k, int piv, const ildl_dense_params *p, ildl_dense_result *res,
                         R *u1)
 {
     int tx = threadIdx.x, ty = threadIdx.y;
     dd_swap(m, a, res, k, piv);
-    R d = a[k * LD + k];
-    bool perturbed = false;
-    if (r_abs(d) < (R)p->pivot_tol || d == 0) {
-        d = (d == 0) ? (R)p->perturb : r_copysign((R)p->perturb, d);
-        perturbed = true;
-    }
+    int perturbed;
+    R d = ildl_pivot1(a[k * LD + k], (R)p->pivot_tol, (R)p->perturb, &perturbed);
     if (ty == 0 && tx > k && tx < m) u1[tx] = a[k * LD + tx] / d;
     __syncthreads();
     if (ty > k && ty < m && tx >= ty && tx < m) {
@@ -133,30 +116,19 @@ static __device__ int dd_take1(int m, R *a, int k, int piv, const dense_params_d
 }
 
 template <typename R>
-static __device__ bool dd_pair_ok(R a, R b, R c, R tol)
-{
-    R g = r_max(r_abs(a), r_max(r_abs(b), r_abs(c)));
-    R det = a * c - b * b;
-    return g >= tol && g > 0 && det != 0 && r_abs(det) / g >= tol * g;
-}
-
-template <typename R>
-static __device__ int dd_take2(int m, R *a, int k, int q, int r, const dense_params_d *p,
-                        dense_res *res, R *u1, R *u2)
+static __device__ int dd_take2(int m, R *a, int k, int q, int r, const ildl_dense_params *p,
+                        ildl_dense_result *res, R *u1, R *u2)
 {
     int tx = threadIdx.x, ty = threadIdx.y;
-    if (!dd_pair_ok(a[q * LD + q], a[q * LD + r], a[r * LD + r], (R)p->pivot_tol))
+    if (!ildl_pivot2_ok(a[q * LD + q], a[q * LD + r], a[r * LD + r], (R)p->pivot_tol))
         return dd_take1(m, a, k, q, p, res, u1);
     dd_swap(m, a, res, k, q);
     if (r == k) r = q;
     dd_swap(m, a, res, k + 1, r);
     const R *ak = a + k * LD, *ak1 = a + (k + 1) * LD;
     R da = ak[k], db = ak[k + 1], dc = ak1[k + 1];
-    R det = da * dc - db * db;
-    if (ty == 0 && tx >= k + 2 && tx < m) {
-        u1[tx] = (dc * ak[tx] - db * ak1[tx]) / det;
-        u2[tx] = (da * ak1[tx] - db * ak[tx]) / det;
-    }
+    R det = ildl_pivot2_det(da, db, dc);
+    if (ty == 0 && tx >= k + 2 && tx < m) ildl_pivot2_solve(da, db, dc, det, ak[tx], ak1[tx], &u1[tx], &u2[tx]);
     __syncthreads();
     if (ty >= k + 2 && ty < m && tx >= ty && tx < m) {
         R w1 = ak[ty], w2 = ak1[ty];

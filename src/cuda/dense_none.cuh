@@ -4,7 +4,7 @@
 #include "cuda/dense_common.cuh"
 
 template <typename R>
-static __device__ void dd_factor_none(int m, R *a, const dense_params_d *p, dense_res *res,
+static __device__ void dd_factor_none(int m, R *a, const ildl_dense_params *p, ildl_dense_result *res,
                                R *u1, R *u2)
 {
     const int8_t *hint = p->pair_hint;

@@ -24,12 +24,12 @@ template <typename R> constexpr size_t pull_smem_bytes() { return (size_t)7 * TI
 template <typename R>
 __global__ void __launch_bounds__(1024) k_phase_a_diag(dev_tiles T, factor_params_d prm,
                                                        const int32_t *rows, const int32_t *rowbase,
-                                                       R *inflight, dense_res *res_out)
+                                                       R *inflight, ildl_dense_result *res_out)
 {
     __shared__ R W[TILE], sU[TILE], sDU[TILE], sU2[TILE], sDU2[TILE];
     __shared__ R u1[LD], u2[LD];
     R *const up[6] = {sU, sU, sDU, sU2, sU2, sDU2}; /* U_ki is U_kj: one window per update */
-    __shared__ dense_res res;
+    __shared__ ildl_dense_result res;
     int tid = threadIdx.y * LD + threadIdx.x;
     int32_t i = rows[blockIdx.x];
     int mi = dev_bsize(T, i);
@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(1024) k_phase_a_diag(dev_tiles T, factor_param
         d_pull_fetch(T, T.col_tiles[q + 1], T.col_tiles[q + 1], mi, mi, &f2);
         d_pull_commit2(f1, f2, mi, mi, W, up, true);
     }
-    dense_params_d dp;
+    ildl_dense_params dp;
     dp.pivot_tol = prm.pivot_tol;
     dp.perturb = prm.perturb;
     dp.pair_hint = prm.pair_hint ? prm.pair_hint + T.bstart[i] : NULL;
@@ -65,7 +65,7 @@ __global__ void __launch_bounds__(1024) k_phase_a_diag(dev_tiles T, factor_param
     }
     slot[tid] = W[tid];
     if (tid < LD) {
-        dense_res *o = res_out + blockIdx.x;
+        ildl_dense_result *o = res_out + blockIdx.x;
         o->perm[tid] = res.perm[tid];
         o->d_diag[tid] = res.d_diag[tid];
         o->d_off[tid] = res.d_off[tid];
@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(32 * SOLVE_TILE_WARPS) k_phase_a_solve(dev_til
                                                                           const int32_t *rowbase,
                                                                           const int32_t *tile_rr, const int32_t *tile_s,
                                                                           int64_t nofd, R *inflight,
-                                                                          const dense_res *res_in)
+                                                                          const ildl_dense_result *res_in)
 {
     __shared__ R sW[SOLVE_TILE_WARPS][TILE];
     int lane = threadIdx.x;
@@ -155,7 +155,7 @@ __global__ void __launch_bounds__(32 * SOLVE_TILE_WARPS) k_phase_a_solve(dev_til
     const R *W = inflight + (int64_t)rowbase[rr] * TILE; /* U_ii, written by k_phase_a_diag */
     R *B = inflight + ((int64_t)rowbase[rr] + s) * TILE;
     R *w = sW[threadIdx.y];
-    const dense_res &res = res_in[rr];
+    const ildl_dense_result &res = res_in[rr];
     /* lane l holds row l's pivot record; every lane needs every row's, by shuffle */
     int myperm = lane < mi ? res.perm[lane] : 0, mytype = res.type[lane];
     double mydd = res.d_diag[lane], mydo = res.d_off[lane];
@@ -190,10 +190,8 @@ __global__ void __launch_bounds__(32 * SOLVE_TILE_WARPS) k_phase_a_solve(dev_til
             b[r] /= (R)ddr;
         } else if (ty == 2 && r + 1 < LD) {
             R da = ddr, db = dor, dc = ddn;
-            R det = da * dc - db * db;
             R x = b[r], y = b[r + 1];
-            b[r] = (dc * x - db * y) / det;
-            b[r + 1] = (da * y - db * x) / det;
+            ildl_pivot2_solve(da, db, dc, ildl_pivot2_det(da, db, dc), x, y, &b[r], &b[r + 1]);
         }
     }
     if (lane < mj) {
@@ -277,7 +275,7 @@ __global__ void __launch_bounds__(1024) k_phase_a_drop(dev_tiles T, factor_param
 
 template <typename R>
 void phase_a_diag_launch(int32_t nrows, cudaStream_t s, const dev_tiles &T, const factor_params_d &prm,
-                         const int32_t *rows, const int32_t *rowbase, R *inflight, dense_res *res)
+                         const int32_t *rows, const int32_t *rowbase, R *inflight, ildl_dense_result *res)
 {
     k_phase_a_diag<R><<<nrows, dim3(LD, LD), 0, s>>>(T, prm, rows, rowbase, inflight, res);
 }
@@ -293,7 +291,7 @@ void phase_a_pull_launch(int64_t nofd, cudaStream_t s, const dev_tiles &T, const
 template <typename R>
 void phase_a_solve_launch(int64_t nofd, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
                           const int32_t *rowbase, const int32_t *tile_rr, const int32_t *tile_s, R *inflight,
-                          const dense_res *res)
+                          const ildl_dense_result *res)
 {
     k_phase_a_solve<R><<<(unsigned)((nofd + SOLVE_TILE_WARPS - 1) / SOLVE_TILE_WARPS), dim3(32, SOLVE_TILE_WARPS), 0,
                          s>>>(T, rows, rowbase, tile_rr, tile_s, nofd, inflight, res);
@@ -308,12 +306,12 @@ void phase_a_drop_launch(int32_t nrows, cudaStream_t s, const dev_tiles &T, cons
 
 #define PHASE_A_INSTANCES(R)                                                                                     \
     template void phase_a_diag_launch<R>(int32_t, cudaStream_t, const dev_tiles &, const factor_params_d &,     \
-                                         const int32_t *, const int32_t *, R *, dense_res *);                   \
+                                         const int32_t *, const int32_t *, R *, ildl_dense_result *);                   \
     template void phase_a_pull_launch<R>(int64_t, cudaStream_t, const dev_tiles &, const int32_t *,             \
                                          const int32_t *, const int32_t *, const int32_t *, R *);               \
     template void phase_a_solve_launch<R>(int64_t, cudaStream_t, const dev_tiles &, const int32_t *,            \
                                           const int32_t *, const int32_t *, const int32_t *, R *,               \
-                                          const dense_res *);                                                   \
+                                          const ildl_dense_result *);                                                   \
     template void phase_a_drop_launch<R>(int32_t, cudaStream_t, const dev_tiles &, const factor_params_d &,     \
                                          const int32_t *, const int32_t *, R *, int64_t *, R *);
 PHASE_A_INSTANCES(double)

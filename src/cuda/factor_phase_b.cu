@@ -42,7 +42,7 @@ typedef cub::BlockReduce<long long, SCAN_THREADS> reduce_t;
  * are integer sums, so reducing them in any order is exact. */
 __global__ void __launch_bounds__(SCAN_THREADS) k_phase_b(dev_tiles T, int32_t nrows, int64_t nslots,
                                                           const int64_t *slot_size, const int64_t *need,
-                                                          const dense_res *res, factor_state *st,
+                                                          const ildl_dense_result *res, factor_state *st,
                                                           int end_of_level)
 {
     __shared__ union {
@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(SCAN_THREADS) k_phase_b(dev_tiles T, int32_t n
  * comes from an atomic counter. Never over-allocates, but grants and the storage layout depend
  * on the race: the factor is not reproducible (ILDL_LEFTOVER_ATOMIC). */
 __global__ void k_phase_b_atomic(dev_tiles T, int32_t nrows, int64_t nslots, const int64_t *slot_size,
-                                  const int64_t *need, const dense_res *res, factor_state *st)
+                                  const int64_t *need, const ildl_dense_result *res, factor_state *st)
 {
     int64_t f = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (st->err) return;
@@ -167,13 +167,13 @@ __global__ void k_phase_b_atomic_end(dev_tiles T, int64_t nslots, factor_state *
 /* ------------------------------------------------------------ launches */
 
 void phase_b_launch(cudaStream_t s, const dev_tiles &T, int32_t nrows, int64_t nslots, const int64_t *slot_size,
-                    const int64_t *need, const dense_res *res, factor_state *st, int end_of_level)
+                    const int64_t *need, const ildl_dense_result *res, factor_state *st, int end_of_level)
 {
     k_phase_b<<<1, SCAN_THREADS, 0, s>>>(T, nrows, nslots, slot_size, need, res, st, end_of_level);
 }
 
 void phase_b_atomic_launch(cudaStream_t s, const dev_tiles &T, int32_t nrows, int64_t nslots,
-                           const int64_t *slot_size, const int64_t *need, const dense_res *res, factor_state *st)
+                           const int64_t *slot_size, const int64_t *need, const ildl_dense_result *res, factor_state *st)
 {
     k_phase_b_atomic<<<(unsigned)((nslots + 255) / 256), 256, 0, s>>>(T, nrows, nslots, slot_size, need, res, st);
 }

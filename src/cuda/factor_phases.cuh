@@ -16,7 +16,7 @@
  * first slot, P_i and D_i into T and into res[rr] (for the off-diagonal solves and phase B). */
 template <typename R>
 void phase_a_diag_launch(int32_t nrows, cudaStream_t s, const dev_tiles &T, const factor_params_d &prm,
-                         const int32_t *rows, const int32_t *rowbase, R *inflight, dense_res *res);
+                         const int32_t *rows, const int32_t *rowbase, R *inflight, ildl_dense_result *res);
 /* k_phase_a_pull, one block per off-diagonal tile: A_ij minus its updates into the tile's slot
  * (reads nothing of phase A's diagonal factors: may run beside k_phase_a_diag). */
 template <typename R>
@@ -26,7 +26,7 @@ void phase_a_pull_launch(int64_t nofd, cudaStream_t s, const dev_tiles &T, const
 template <typename R>
 void phase_a_solve_launch(int64_t nofd, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
                           const int32_t *rowbase, const int32_t *tile_rr, const int32_t *tile_s, R *inflight,
-                          const dense_res *res);
+                          const ildl_dense_result *res);
 /* k_phase_a_drop, one block per row: the row norms (into rownorm, LD per row), tau-dropping
  * of the off-diagonal slots, and need[] of the row's slots. */
 template <typename R>
@@ -40,11 +40,11 @@ void phase_a_drop_launch(int32_t nrows, cudaStream_t s, const dev_tiles &T, cons
 
 /* k_phase_b: one block, deterministic (the CPU reference's rule). */
 void phase_b_launch(cudaStream_t s, const dev_tiles &T, int32_t nrows, int64_t nslots, const int64_t *slot_size,
-                    const int64_t *need, const dense_res *res, factor_state *st, int end_of_level);
+                    const int64_t *need, const ildl_dense_result *res, factor_state *st, int end_of_level);
 /* ILDL_LEFTOVER_ATOMIC: k_phase_b_atomic (the racing protocol), then, checked apart,
  * k_phase_b_atomic_end. */
 void phase_b_atomic_launch(cudaStream_t s, const dev_tiles &T, int32_t nrows, int64_t nslots,
-                           const int64_t *slot_size, const int64_t *need, const dense_res *res, factor_state *st);
+                           const int64_t *slot_size, const int64_t *need, const ildl_dense_result *res, factor_state *st);
 void phase_b_atomic_end_launch(cudaStream_t s, const dev_tiles &T, int64_t nslots, factor_state *st,
                                int end_of_level);
 

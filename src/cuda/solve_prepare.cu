@@ -281,9 +281,8 @@ __global__ void k_dsolve(dev_tiles T, double *x, double *unset, const int *skip)
     double a = T.d_diag[k];
     if (ty == 2 && k + 1 < T.n) {
         double b = T.d_off[k], c = T.d_diag[k + 1];
-        double det = a * c - b * b, x0 = x[k], x1 = x[k + 1];
-        x[k] = (c * x0 - b * x1) / det;
-        x[k + 1] = (a * x1 - b * x0) / det;
+        double x0 = x[k], x1 = x[k + 1];
+        ildl_pivot2_solve(a, b, c, ildl_pivot2_det(a, b, c), x0, x1, &x[k], &x[k + 1]);
     } else if (ty != 0) {
         x[k] /= a;
     }

@@ -14,7 +14,7 @@
 #include "cpu/dense_factor.h"
 #include "support/dense_check.h"
 
-#define LD ILDL_TILE_LD
+#define LD ILDL_TILE
 #define ALPHA ILDL_BK_ALPHA
 #define TOL 1e-10
 #define PERTURB 1e-6

@@ -9,7 +9,7 @@
 #include "support/dense_check.h"
 #include "support/testutil.h"
 
-#define LD ILDL_TILE_LD
+#define LD ILDL_TILE
 
 /* The result is well formed: perm is a permutation, types pair up, the factored tile holds U
  * strictly above the diagonal and zeros elsewhere, U(k,k+1) = 0 inside a 2x2, D finite. */
