@@ -4,9 +4,9 @@
  * twice (count, then fill) so nothing larger than the result is ever held. Formulas:
  * docs/generators.md. All functions return ILDL_* status codes and never print.
  *
- *  (1) LP interior-point KKT:   K = [ D  A^T ; A  -delta I ],  d_j = 10^(-6 u_j), u_j ~ U[0,1)
- *      from a seeded xoshiro256**; A from an MPS file, empty and duplicate (parallel) rows
- *      removed, 4 rounds of geometric row/column scaling.
+ *  (1) LP interior-point KKT:   K = [ D  A^T ; A  -delta I ],  d_j = 10^(-K u_j), u_j ~ U[0,1)
+ *      from a seeded xoshiro256**, K decades (default 6); A from an MPS file, empty and
+ *      duplicate (parallel) rows removed, 4 rounds of geometric row/column scaling.
  *  (2) 3D optimal control (nlpkkt-like) on N^3 interior nodes, h = 1/(N+1):
  *      K = [ M 0 L^T ; 0 beta M  -M ; L  -M  0 ],  M = h^3 I,  L = h * (7-point stencil 6,-1).
  *  (3) 3D Stokes, MAC grid of N^3 cells, h = 1/N, no-slip walls:
@@ -104,10 +104,20 @@ int ildl_gen_lp_scale(ildl_gen_lp *lp, int rounds, double *rowscale, double *col
  * G rows, bounds [0,+inf) or [0, range]); E rows become the only kind. */
 int ildl_gen_lp_add_slacks(ildl_gen_lp *lp);
 
-/* K = [ D  A^T ; A  -delta I ] of order n + m, d_j = 10^(-6 u_j) drawn in column order from
- * ildl_gen_rng_seed(seed). delta == 0 stores no (2,2) entries. Inertia (n, m, 0): exact for
- * delta > 0, else if A has full row rank. ILDL_ERR_EMPTY (m or n is 0), ILDL_ERR_SINGULAR (an
- * empty row of A with delta == 0), ILDL_ERR_INVALID_OPTION (delta < 0 or not finite). */
+/* The spread of the KKT diagonal D in decades: the default (the paper's six) and the largest
+ * accepted (10^-300 is still a normal double). */
+#define ILDL_GEN_KKT_DECADES 6.0
+#define ILDL_GEN_KKT_DECADES_MAX 300.0
+
+/* K = [ D  A^T ; A  -delta I ] of order n + m, d_j = 10^(-decades u_j) drawn in column order
+ * from ildl_gen_rng_seed(seed), so d_j in (10^-decades, 1] log-uniformly. delta == 0 stores no
+ * (2,2) entries. Inertia (n, m, 0): exact for delta > 0, else if A has full row rank.
+ * ILDL_ERR_EMPTY (m or n is 0), ILDL_ERR_SINGULAR (an empty row of A with delta == 0),
+ * ILDL_ERR_INVALID_OPTION (delta < 0 or not finite; decades outside [0, 300] or NaN). */
+int ildl_gen_kkt_lp_decades(const ildl_gen_lp *lp, uint64_t seed, double delta, double decades,
+                            ildl_csr *K, ildl_gen_info *info, char *msg, size_t msglen);
+
+/* ildl_gen_kkt_lp_decades with decades = ILDL_GEN_KKT_DECADES: d_j = 10^(-6 u_j). */
 int ildl_gen_kkt_lp(const ildl_gen_lp *lp, uint64_t seed, double delta, ildl_csr *K,
                     ildl_gen_info *info, char *msg, size_t msglen);
 
@@ -118,6 +128,7 @@ typedef struct ildl_gen_kkt_opts {
     int scale_rounds;   /* default 4 */
     int slacks;         /* default 0: A as in the file */
     int dialect;        /* default ILDL_GEN_MPS_AUTO */
+    double decades;     /* default ILDL_GEN_KKT_DECADES (6): spread of D, in [0, 300] */
 } ildl_gen_kkt_opts;
 void ildl_gen_kkt_defaults(ildl_gen_kkt_opts *o);
 

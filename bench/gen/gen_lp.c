@@ -253,6 +253,12 @@ static int kkt_row(const void *vctx, int32_t r, int32_t *col, double *val)
 int ildl_gen_kkt_lp(const ildl_gen_lp *lp, uint64_t seed, double delta, ildl_csr *K,
                     ildl_gen_info *info, char *msg, size_t msglen)
 {
+    return ildl_gen_kkt_lp_decades(lp, seed, delta, ILDL_GEN_KKT_DECADES, K, info, msg, msglen);
+}
+
+int ildl_gen_kkt_lp_decades(const ildl_gen_lp *lp, uint64_t seed, double delta, double decades,
+                            ildl_csr *K, ildl_gen_info *info, char *msg, size_t msglen)
+{
     ildl_msg(msg, msglen, "%s", "");
     if (!lp || !K) return ILDL_ERR_NULL_ARGUMENT;
     memset(K, 0, sizeof *K);
@@ -268,6 +274,11 @@ int ildl_gen_kkt_lp(const ildl_gen_lp *lp, uint64_t seed, double delta, ildl_csr
     }
     if (!(delta >= 0) || !isfinite(delta)) {
         ildl_msg(msg, msglen, "kkt-lp: delta = %g must be >= 0 and finite", delta);
+        return ILDL_ERR_INVALID_OPTION;
+    }
+    if (!(decades >= 0.0 && decades <= ILDL_GEN_KKT_DECADES_MAX)) { /* NaN fails too */
+        ildl_msg(msg, msglen, "kkt-lp: decades = %g must be in [0, %g]", decades,
+                 ILDL_GEN_KKT_DECADES_MAX);
         return ILDL_ERR_INVALID_OPTION;
     }
     int st = ILDL_ERR_OUT_OF_MEMORY;
@@ -302,10 +313,12 @@ int ildl_gen_kkt_lp(const ildl_gen_lp *lp, uint64_t seed, double delta, ildl_csr
             ri[q] = i;
             tv[q] = lp->val[p];
         }
-    /* d_j = 10^(-6 u): log-uniform over six decades, like a late interior-point iterate */
+    /* d_j = 10^(-decades u): log-uniform over that many decades (six, the default, like a
+     * late interior-point iterate). -decades * u is the product -6.0 * u was before the
+     * option existed, so the default gives the same bits as then. */
     ildl_gen_rng rng;
     ildl_gen_rng_seed(seed, &rng);
-    for (int32_t j = 0; j < n; j++) d[j] = pow(10.0, -6.0 * ildl_gen_rng_uniform(&rng));
+    for (int32_t j = 0; j < n; j++) d[j] = pow(10.0, -decades * ildl_gen_rng_uniform(&rng));
     kkt_ctx c = {m, n, lp->rowptr, lp->col, lp->val, cp, ri, tv, d, delta};
     if (maxrow + 1 > INT32_MAX) {
         st = ILDL_ERR_INVALID_OPTION;
@@ -344,6 +357,7 @@ void ildl_gen_kkt_defaults(ildl_gen_kkt_opts *o)
     o->scale_rounds = 4;
     o->slacks = 0;
     o->dialect = ILDL_GEN_MPS_AUTO;
+    o->decades = ILDL_GEN_KKT_DECADES;
 }
 
 int ildl_gen_kkt_lp_file(const char *path, const ildl_gen_kkt_opts *o, ildl_csr *K,
@@ -380,7 +394,7 @@ int ildl_gen_kkt_lp_file(const char *path, const ildl_gen_kkt_opts *o, ildl_csr 
         stats->n = lp.n;
         stats->nnz_a = lp.rowptr[lp.m];
     }
-    st = ildl_gen_kkt_lp(&lp, o->seed, o->delta, K, info, msg, msglen);
+    st = ildl_gen_kkt_lp_decades(&lp, o->seed, o->delta, o->decades, K, info, msg, msglen);
 cleanup:
     ildl_gen_lp_free(&lp);
     return st;

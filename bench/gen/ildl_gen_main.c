@@ -1,5 +1,6 @@
 /* ildl_gen_main.c -- the ildl-gen command: write a generated matrix as Matrix Market.
- *   ildl-gen kkt-lp FILE.mps[.gz] OUT.mtx[.gz] [--seed S] [--delta D] [--slacks] [--fixed|--free]
+ *   ildl-gen kkt-lp FILE.mps[.gz] OUT.mtx[.gz] [--seed S] [--delta D] [--decades K] [--slacks]
+ *                   [--fixed|--free]
  *   ildl-gen control N OUT [--beta B]
  *   ildl-gen stokes N OUT [--eps E] [--pin]
  *   ildl-gen helmholtz N OUT [--sigma S]
@@ -17,8 +18,9 @@
 #include "io/mmio.h"
 
 static const char *usage =
-    "usage: ildl-gen kkt-lp FILE.mps[.gz] OUT.mtx[.gz] [--seed S] [--delta D] [--slacks]"
-    " [--fixed|--free]\n"
+    "usage: ildl-gen kkt-lp FILE.mps[.gz] OUT.mtx[.gz] [--seed S] [--delta D] [--decades K]"
+    " [--slacks] [--fixed|--free]\n"
+    "           (D = diag(10^(-K u)), u uniform in [0,1): K decades, default 6, 0 <= K <= 300)\n"
     "       ildl-gen control N OUT.mtx[.gz] [--beta B]      (default beta 1e-2)\n"
     "       ildl-gen stokes N OUT.mtx[.gz] [--eps E] [--pin] (default eps 0)\n"
     "       ildl-gen helmholtz N OUT.mtx[.gz] [--sigma S]   (default: mid-spectrum gap)\n"
@@ -84,6 +86,11 @@ int main(int argc, char **argv)
         int ok = 1, takes = 1;
         if (is_lp && strcmp(o, "--seed") == 0) ok = v && parse_u64(v, &ko.seed);
         else if (is_lp && strcmp(o, "--delta") == 0) ok = v && parse_double(v, &ko.delta) && ko.delta >= 0;
+        else if (is_lp && strcmp(o, "--decades") == 0) {
+            if (!v) return die("%s needs a value (see ildl-gen --help)", o);
+            if (!parse_double(v, &ko.decades) || ko.decades < 0 || ko.decades > ILDL_GEN_KKT_DECADES_MAX)
+                return die("--decades must be a finite number from 0 to 300, got '%s'", v);
+        }
         else if (is_lp && strcmp(o, "--slacks") == 0) ko.slacks = 1, takes = 0;
         else if (is_lp && strcmp(o, "--fixed") == 0) ko.dialect = ILDL_GEN_MPS_FIXED, takes = 0;
         else if (is_lp && strcmp(o, "--free") == 0) ko.dialect = ILDL_GEN_MPS_FREE, takes = 0;
@@ -117,9 +124,9 @@ int main(int argc, char **argv)
     double t1 = ildl_wtime();
     if (is_lp)
         printf("LP: %d x %d read, %d empty and %d duplicate rows removed -> A %d x %d, nnz %" PRId64
-               "%s\n",
+               "%s, D over %g decades\n",
                (int)ls.m_read, (int)ls.n_read, (int)ls.empty_rows, (int)ls.dup_rows, (int)ls.m,
-               (int)ls.n, ls.nnz_a, ko.slacks ? " (with slacks)" : "");
+               (int)ls.n, ls.nnz_a, ko.slacks ? " (with slacks)" : "", ko.decades);
     printf("%s: n = %" PRId64 ", nnz = %" PRId64 " (full pattern), parameter %.17g\n", kind,
            info.n, info.nnz, info.param);
     if (info.inertia_status == ILDL_GEN_INERTIA_UNKNOWN)

@@ -724,6 +724,68 @@ static void test_kkt_seed(void **state)
     ildl_gen_lp_free(&lp);
 }
 
+/* --decades K: d_j = 10^(-K u_j) spans K decades (12 > 10, 6 <= 6, 0: D = I); K = 6 gives
+ * the bits of ildl_gen_kkt_lp (the spread before the option existed); the whole pipeline
+ * honours ildl_gen_kkt_opts.decades; K outside [0, 300] or NaN is refused. */
+static void test_kkt_decades(void **state)
+{
+    (void)state;
+    enum { N = 4000 };
+    double *A = calloc(2 * N, sizeof(double));
+    assert_non_null(A);
+    for (int j = 0; j < N; j++) A[j] = 1.0, A[N + j] = (j % 2) ? 1.0 : 0.0;
+    ildl_gen_lp lp;
+    make_lp(2, N, A, &lp);
+    free(A);
+    char msg[128];
+    ildl_csr K0, K6, K12, Kz;
+    assert_int_equal(ildl_gen_kkt_lp(&lp, 7, 0.0, &K0, NULL, msg, sizeof msg), 0);
+    assert_int_equal(ildl_gen_kkt_lp_decades(&lp, 7, 0.0, 6.0, &K6, NULL, msg, sizeof msg), 0);
+    assert_int_equal(ildl_gen_kkt_lp_decades(&lp, 7, 0.0, 12.0, &K12, NULL, msg, sizeof msg), 0);
+    assert_int_equal(ildl_gen_kkt_lp_decades(&lp, 7, 0.0, 0.0, &Kz, NULL, msg, sizeof msg), 0);
+    int64_t nnz = K0.rowptr[K0.n];
+    assert_int_equal(K6.rowptr[K6.n], nnz);
+    assert_memory_equal(K0.rowptr, K6.rowptr, sizeof(int64_t) * (size_t)(K0.n + 1));
+    assert_memory_equal(K0.col, K6.col, sizeof(int32_t) * (size_t)nnz);
+    assert_memory_equal(K0.val, K6.val, sizeof(double) * (size_t)nnz);
+    assert_memory_equal(K0.col, K12.col, sizeof(int32_t) * (size_t)nnz);
+    double lo6 = 1.0, hi6 = 0.0, lo12 = 1.0, hi12 = 0.0, mean12 = 0.0;
+    for (int j = 0; j < N; j++) {
+        double d6 = kget(&K6, j, j), d12 = kget(&K12, j, j);
+        lo6 = fmin(lo6, d6), hi6 = fmax(hi6, d6);
+        lo12 = fmin(lo12, d12), hi12 = fmax(hi12, d12);
+        mean12 += -log10(d12) / N;
+        /* the same u_j: log10 d12 = 2 log10 d6 up to the rounding of pow */
+        assert_near(log10(d12), 2.0 * log10(d6), 1e-12);
+        assert_true(kget(&Kz, j, j) == 1.0);
+    }
+    assert_true(log10(hi6 / lo6) <= 6.0 && log10(hi6 / lo6) > 5.9);
+    assert_true(log10(hi12 / lo12) > 10.0 && log10(hi12 / lo12) <= 12.0);
+    assert_true(lo12 > 1e-12 && hi12 <= 1.0);
+    assert_true(fabs(mean12 - 6.0) < 0.3); /* -log10 d uniform on [0, 12) */
+    ildl_csr_free(&K0);
+    ildl_csr_free(&K6);
+    ildl_csr_free(&K12);
+    ildl_csr_free(&Kz);
+    const double bad[] = {-1.0, -1e-300, 300.5, 1e308, INFINITY, -INFINITY, NAN};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        ildl_csr K;
+        msg[0] = 0;
+        assert_int_equal(ildl_gen_kkt_lp_decades(&lp, 1, 0.0, bad[k], &K, NULL, msg, sizeof msg),
+                         ILDL_ERR_INVALID_OPTION);
+        assert_non_null(strstr(msg, "decades"));
+        assert_null(K.rowptr);
+    }
+    ildl_csr K300;
+    assert_int_equal(ildl_gen_kkt_lp_decades(&lp, 1, 0.0, 300.0, &K300, NULL, msg, sizeof msg), 0);
+    for (int j = 0; j < N; j++) {
+        double d = kget(&K300, j, j);
+        assert_true(d > 1e-300 && d <= 1.0 && isnormal(d));
+    }
+    ildl_csr_free(&K300);
+    ildl_gen_lp_free(&lp);
+}
+
 /* ------------------------------------------------------------------ grid generators */
 
 static void test_control(void **state)
@@ -1045,8 +1107,17 @@ static void test_shared_afiro_kkt(void **state)
     assert_int_equal(ildl_gen_kkt_lp_file(path, &o, &K2, &info, NULL, msg, sizeof msg), 0);
     assert_memory_equal(K.col, K2.col, sizeof(int32_t) * (size_t)K.rowptr[K.n]);
     assert_true(kget(&K, 0, 0) != kget(&K2, 0, 0));
-    ildl_csr_free(&K);
     ildl_csr_free(&K2);
+    /* opts.decades reaches the diagonal: same u_j, twice the exponent */
+    o.seed = 1;
+    o.decades = 12.0;
+    assert_int_equal(ildl_gen_kkt_lp_file(path, &o, &K2, &info, NULL, msg, sizeof msg), 0);
+    assert_memory_equal(K.col, K2.col, sizeof(int32_t) * (size_t)K.rowptr[K.n]);
+    for (int32_t j = 0; j < ls.n; j++) assert_near(log10(kget(&K2, j, j)), 2.0 * log10(kget(&K, j, j)), 1e-12);
+    o.decades = -1.0;
+    assert_int_equal(ildl_gen_kkt_lp_file(path, &o, &K2, &info, NULL, msg, sizeof msg),
+                     ILDL_ERR_INVALID_OPTION);
+    ildl_csr_free(&K);
 }
 
 int main(void)
@@ -1061,6 +1132,7 @@ int main(void)
         cmocka_unit_test(test_reduce),
         cmocka_unit_test(test_scale),
         cmocka_unit_test(test_kkt_seed),
+        cmocka_unit_test(test_kkt_decades),
         cmocka_unit_test(test_control),
         cmocka_unit_test(test_stokes),
         cmocka_unit_test(test_helmholtz),
