@@ -469,7 +469,8 @@ static int user_residual(const ildl_handle *h, const double *bs, int e, const do
  * user's b: SQMR on a right-hand side whose norm would over- or underflow in its inner
  * products. The result and status are those of the user's system. When the iterate, scaled
  * back, exceeds the doubles (a singular or nearly singular A at b's scale), x is the initial
- * guess instead (x = 0 without one), with its residual, and *overflow is set. */
+ * guess instead (*overflow = 1), or 0 (*overflow = 2) without one or where the initial guess's
+ * own residual exceeds the doubles, with its residual. */
 static int solve_scaled(ildl_handle *h, const double *b, double *x, int e, const ildl_sqmr_params *prm,
                         ildl_sqmr_result *res, int *overflow, char *msg, size_t msglen)
 {
@@ -505,10 +506,16 @@ static int solve_scaled(ildl_handle *h, const double *b, double *x, int e, const
         }
         int st2 = finite ? user_residual(h, bs, e, x, &r) : ILDL_SUCCESS;
         if (!st2 && (!finite || !ildl_isfinite(r))) {
-            *overflow = 1;
-            if (x0) memcpy(x, x0, bytes);
-            else memset(x, 0, bytes);
-            st2 = user_residual(h, bs, e, x, &r);
+            *overflow = 2;
+            if (x0) {
+                memcpy(x, x0, bytes);
+                st2 = user_residual(h, bs, e, x, &r);
+                if (!st2 && ildl_isfinite(r)) *overflow = 1;
+            }
+            if (*overflow == 2) { /* x = 0: the residual is b's, 1 */
+                memset(x, 0, bytes);
+                st2 = user_residual(h, bs, e, x, &r);
+            }
             if (st == ILDL_SUCCESS) st = ILDL_ERR_NOT_CONVERGED;
         }
         if (st2) {
@@ -570,7 +577,7 @@ static int solve_impl(ildl_handle *h, const double *b, double *x)
             I->solve_seconds);
     if (st == ILDL_ERR_NOT_CONVERGED && overflow)
         fail(h, st, "the iterate exceeds the largest double at b's scale (is A singular?): x is the %s, true "
-             "relative residual %.3e", h->opt.use_initial_guess ? "initial guess" : "zero vector", res.true_residual);
+             "relative residual %.3e", overflow == 1 ? "initial guess" : "zero vector", res.true_residual);
     else if (st == ILDL_ERR_NOT_CONVERGED)
         fail(h, st, "true relative residual %.3e > tol %.1e after %d iterations", res.true_residual,
              h->opt.tol, res.iterations);

@@ -336,6 +336,22 @@ static void test_overflowing_solutions(void **state)
         ildl_destroy(h);
     }
     ildl_csr_free(&S);
+    /* diag(1.7e308, 1e-150, 1.7e308, 1.7e308), b near the largest double (scaled) and an initial
+     * guess of 1.7e308: the iterate overflows once scaled back, and so does A x0, so x is 0 with
+     * residual 1 (fuzz finding F5: x0 was returned with a residual of inf) */
+    double dv[4] = {1.7e308, 1e-150, 1.7e308, 1.7e308}, db[4] = {0, 1.7e308, 0, -4.7e-224}, dx[4];
+    o.use_initial_guess = 1;
+    assert_int_equal(ildl_setup(4, rp, c, dv, &o, &h), ILDL_SUCCESS);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    for (int k = 0; k < 4; k++) dx[k] = 1.7e308;
+    st = ildl_solve(h, db, dx);
+    ildl_get_info(h, &info);
+    assert_int_equal(st, ILDL_ERR_NOT_CONVERGED);
+    assert_true(isfinite(info.true_residual) && !info.converged);
+    for (int k = 0; k < 4; k++) assert_true(dx[k] == 0.0);
+    assert_true(info.true_residual == 1.0);
+    assert_non_null(strstr(ildl_last_error(h), "zero vector"));
+    ildl_destroy(h);
 }
 
 /* ildl_factor(h, NULL) factors the most recently accepted values again: setup's at first, then
