@@ -148,6 +148,20 @@ typedef enum {
                                  (same results, bit for bit; ~2% slower per iteration at n >= 1M) */
 } ildl_l2_persist;
 
+/* The ladder of ildl_solve (docs/robustness.md): when SQMR does not reach tol with the factor
+ * of the options as given (rung 0), ildl_solve analyses and factors A again with more fill
+ * (rung 1: fill_level >= 3, fill_factor >= 16 unless unlimited, drop_tol <= 1e-6), then
+ * completely (rung 2: the complete block fill, no dropping: an LDL^T whose only inexactness is
+ * the pivots perturbed below pivot_tol), and solves again from the same start, until a rung
+ * solves, the highest rung allowed has failed, or a budget is spent. Deterministic; the rung
+ * reached stays for the following ildl_factor and ildl_solve calls. */
+typedef enum {
+    ILDL_ESCALATE_NONE = 0,    /* no ladder: ildl_solve returns what rung 0 gives */
+    ILDL_ESCALATE_FILL = 1,    /* up to rung 1 */
+    ILDL_ESCALATE_COMPLETE = 2 /* up to rung 2 (default) */
+} ildl_escalation;
+#define ILDL_MAX_RUNGS 3 /* rungs 0, 1, 2 */
+
 /* Log callback: receives one line (no trailing newline) when verbosity > 0. */
 typedef void (*ildl_log_fn)(void *ctx, const char *line);
 /* Progress callback: called by ildl_solve after every SQMR iteration with the iteration
@@ -193,8 +207,15 @@ typedef struct ildl_options {
     void *progress_ctx;
     int solve_kernels;      /* ildl_solve_kernels of the GPU sync-free solves; default AUTO */
     int l2_persist;         /* ildl_l2_persist: GPU vectors kept in L2; default AUTO */
-    int reserved_int[13];
-    double reserved_double[16];
+    int escalation;         /* ildl_escalation: the highest rung ildl_solve may climb; default COMPLETE */
+    int reserved_int[12];
+    double escalation_max_bytes;   /* >= 0, finite: a rung whose factor would need more bytes (its
+                                      entries, 10 bytes each in double precision, 6 in single) is
+                                      not taken; 0 = the host's physical memory / 2; default 0.
+                                      A rung whose device allocation fails is not taken either */
+    double escalation_max_seconds; /* >= 0, finite: no rung starts once ildl_solve has run this long
+                                      (seconds); 0 = no limit; default 0 */
+    double reserved_double[14];
     void *reserved_ptr[4];
 } ildl_options;
 
@@ -225,9 +246,15 @@ typedef struct ildl_info {
     size_t host_bytes;        /* host memory held by the handle */
     size_t device_bytes;      /* device memory held by the handle */
     int32_t ordering_used;    /* ildl_ordering that ordered the blocks (AUTO resolved) */
-    int32_t reserved_int32;
+    int32_t rung;             /* the ladder's rung of the current analysis and factor (0: the
+                                 options as given; ildl_escalation) */
     char device_name[64];     /* the GPU of the CUDA backend ("NVIDIA H200"), "" on the CPU */
-    int64_t reserved_int[7];
+    int64_t rung_iterations[ILDL_MAX_RUNGS]; /* last ildl_solve: SQMR iterations on each rung, -1
+                                                where the rung was not tried */
+    int64_t rung_factor_nnz[ILDL_MAX_RUNGS]; /* last ildl_solve: each tried rung's factor_nnz, or
+                                                the entries it would have needed where it was
+                                                refused for memory (-1: not tried) */
+    int64_t reserved_int[1];
     double iterate_seconds;   /* the part of solve_seconds spent in SQMR's iterations (their
                                  true-residual checks, restarts and progress_fn calls
                                  included); the rest is the solve's fixed cost: the copies of
@@ -235,7 +262,9 @@ typedef struct ildl_info {
                                  the final true residual (and with the CUDA backend, where A's
                                  values could not be page-locked, their upload on the first
                                  solve after a factorization) */
-    double reserved_double[15];
+    double rung_seconds[ILDL_MAX_RUNGS]; /* last ildl_solve: each tried rung's time (its analysis,
+                                            factorization and SQMR; 0 where not tried) */
+    double reserved_double[12];
 } ildl_info;
 
 typedef struct ildl_handle ildl_handle;
@@ -308,7 +337,17 @@ int ildl_factor(ildl_handle *h, const double *values);
  * ILDL_ERR_OUT_OF_MEMORY, ILDL_ERR_DEVICE. An initial guess whose residual b - A x0 overflows
  * is of no use, and the solve starts from x = 0 instead. The reported true
  * residual is always finite: where the iterate would exceed the largest double (A singular at
- * b's scale), x is the initial guess (or 0) with its residual, and the status NOT_CONVERGED. */
+ * b's scale), x is the initial guess (or 0, where the initial guess's own residual overflows)
+ * with its residual, and the status NOT_CONVERGED.
+ * The ladder (options.escalation, default COMPLETE; see ildl_escalation): where SQMR fails on
+ * the current factor (not converged, a breakdown, or, while a higher rung may follow, no 10x
+ * fall of its estimate in ILDL_SQMR_STALL_WINDOW = 200 iterations), ildl_solve analyses and
+ * factors A again on the next rung and solves again from the same start, within
+ * options.escalation_max_bytes and escalation_max_seconds. info.rung, rung_iterations,
+ * rung_factor_nnz and rung_seconds say what each rung did; info.iterations are the last rung's.
+ * A rung that cannot be taken (memory, time, a failed factorization) ends the ladder with the
+ * previous rung's result and factor, the message saying why. The rung reached stays for later
+ * calls. ildl_apply does not climb: it applies the current factor. */
 int ildl_solve(ildl_handle *h, const double *b, double *x);
 
 /* Where the vectors of ildl_apply live. */

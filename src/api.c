@@ -13,6 +13,7 @@
 #include "core/util.h"
 #include "krylov/reduce.h"
 #include "krylov/sqmr.h"
+#include "api_internal.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -20,21 +21,6 @@
 #define ILDL_API __attribute__((visibility("default")))
 #define ILDL_SYM_TOL 1e-10
 
-struct ildl_handle {
-    ildl_options opt;
-    int backend;          /* resolved: CPU or CUDA */
-    ildl_csr A;           /* user's matrix, sorted; values follow the last factor call */
-    int64_t *src;         /* [nnz] sorted slot -> index in the user's arrays */
-    int64_t *tmap;        /* [nnz] sorted slot -> slot of the transposed entry */
-    ildl_analysis an;
-    double *user_values;  /* [nnz] copy of the values in the user's order */
-    int factored;
-    ildl_backend_env env; /* what the backend sees of this handle */
-    const ildl_backend_ops *ops; /* the backend's table */
-    void *bstate;         /* its state, or NULL */
-    ildl_info info;
-    char err[512];
-};
 
 /* ------------------------------------------------------------------ small helpers */
 
@@ -61,7 +47,7 @@ static void threads_pop(int prev)
 #endif
 }
 
-static int fail(ildl_handle *h, int st, const char *fmt, ...)
+int ildl_api_fail(ildl_handle *h, int st, const char *fmt, ...)
 {
     if (h) {
         va_list ap;
@@ -72,7 +58,7 @@ static int fail(ildl_handle *h, int st, const char *fmt, ...)
     return st;
 }
 
-static void logline(const ildl_handle *h, int level, const char *fmt, ...)
+void ildl_api_log(const ildl_handle *h, int level, const char *fmt, ...)
 {
     if (!h || h->opt.verbosity < level) return;
     char line[512];
@@ -113,6 +99,9 @@ ILDL_API int ildl_options_default(ildl_options *o)
     o->num_threads = 0;
     o->verbosity = 0;
     o->device_id = 0;
+    o->escalation = ILDL_ESCALATE_COMPLETE;
+    o->escalation_max_bytes = 0.0;
+    o->escalation_max_seconds = 0.0;
     return ILDL_SUCCESS;
 }
 
@@ -193,7 +182,44 @@ static int check_options(const ildl_options *o, char *msg, size_t len)
                ILDL_ERR_INVALID_OPTION;
     if (o->device_id < 0)
         return ildl_msg(msg, len, "device_id = %d, must be >= 0", o->device_id), ILDL_ERR_INVALID_OPTION;
+    if (o->escalation < ILDL_ESCALATE_NONE || o->escalation > ILDL_ESCALATE_COMPLETE)
+        return ildl_msg(msg, len, "unknown escalation %d", o->escalation), ILDL_ERR_INVALID_OPTION;
+    if (!(o->escalation_max_bytes >= 0.0) || !isfinite(o->escalation_max_bytes))
+        return ildl_msg(msg, len, "escalation_max_bytes = %g, must be finite and >= 0", o->escalation_max_bytes),
+               ILDL_ERR_INVALID_OPTION;
+    if (!(o->escalation_max_seconds >= 0.0) || !isfinite(o->escalation_max_seconds))
+        return ildl_msg(msg, len, "escalation_max_seconds = %g, must be finite and >= 0",
+                        o->escalation_max_seconds), ILDL_ERR_INVALID_OPTION;
     return ILDL_SUCCESS;
+}
+
+/* The info fields that describe the analysis and the backend's state (setup's, and each rung's). */
+void ildl_api_info_from_analysis(ildl_handle *h)
+{
+    ildl_info *I = &h->info;
+    const ildl_analysis *an = &h->an;
+    I->t_scale = an->t_scale;
+    I->t_order = an->t_order_block;
+    I->t_block = 0.0;
+    I->t_fill = an->t_fill;
+    I->t_levels = an->t_levels;
+    I->t_tiles = an->t_tiles;
+    I->num_blocks = an->blk.nb;
+    I->ordering_used = an->blk.ordering_used;
+    I->num_tiles = an->tiles.ntiles;
+    int64_t nfill = 0;
+    for (int64_t t = 0; t < an->tiles.ntiles; t++) nfill += an->tiles.fill_lvl[t] > 0;
+    I->num_fill_tiles = nfill;
+    I->num_levels = an->levels.nlevels;
+    I->mean_block_size = (double)h->A.n / (double)an->blk.nb;
+    I->factor_capacity = an->tiles.total_cap;
+    I->rung = h->rung;
+    size_t value_bytes = an->tiles.val32 ? sizeof(float) : sizeof(double);
+    int64_t nnz = h->A.rowptr[h->A.n];
+    I->host_bytes = sizeof(*h) + (size_t)nnz * (8 * 3 + 4 + 8) + (size_t)h->A.n * 64 +
+                    (size_t)an->tiles.total_cap * (value_bytes + 2) + (size_t)an->tiles.ntiles * 64;
+    I->device_bytes = h->ops->device_bytes(h->bstate);
+    snprintf(I->device_name, sizeof I->device_name, "%s", h->ops->device_name(h->bstate));
 }
 
 ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind, const double *values,
@@ -212,9 +238,10 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
     if (opts) h->opt = *opts; else ildl_options_default(&h->opt);
     int st = check_options(&h->opt, h->err, sizeof h->err);
     if (st) goto fail;
+    h->user_opt = h->opt;
     threads = threads_push(h); /* validation, copies and permutations run in parallel */
     pushed = 1;
-    if (n <= 0) { st = fail(h, ILDL_ERR_EMPTY, "n = %d: the matrix is empty", (int)n); goto fail; }
+    if (n <= 0) { st = ildl_api_fail(h, ILDL_ERR_EMPTY, "n = %d: the matrix is empty", (int)n); goto fail; }
     st = ildl_csr_validate_entries(n, rowptr, colind, values, h->err, sizeof h->err);
     if (st) goto fail;
     double t_entries = ildl_wtime();
@@ -247,7 +274,7 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
     int ndev = ildl_backend_probe_finish(&h->opt, probe); /* joined on every path */
     if (st) goto fail;
     if (h->opt.backend == ILDL_BACKEND_CUDA && ndev <= 0) {
-        st = fail(h, ILDL_ERR_NO_DEVICE, "backend cuda requested but no usable CUDA device was found");
+        st = ildl_api_fail(h, ILDL_ERR_NO_DEVICE, "backend cuda requested but no usable CUDA device was found");
         goto fail;
     }
     /* the factor's storage: float only with precision single, on the host and on the device */
@@ -258,7 +285,7 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
     double tu = ildl_wtime();
     st = h->ops->create(&h->env, &h->bstate, h->err, sizeof h->err);
     if (st && h->ops != &ildl_backend_cpu && h->opt.backend == ILDL_BACKEND_AUTO) {
-        logline(h, 1, "CUDA backend unavailable (%s); using the CPU backend", h->err);
+        ildl_api_log(h, 1, "CUDA backend unavailable (%s); using the CPU backend", h->err);
         h->err[0] = 0;
         h->ops = &ildl_backend_cpu;
         st = h->ops->create(&h->env, &h->bstate, h->err, sizeof h->err);
@@ -268,36 +295,21 @@ ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind,
     h->info.t_upload = ildl_wtime() - tu;
 
     if (h->an.n_unmatched > 0)
-        logline(h, 1, "matching: %d rows structurally unmatched (treated as 1x1 pivots)", (int)h->an.n_unmatched);
+        ildl_api_log(h, 1, "matching: %d rows structurally unmatched (treated as 1x1 pivots)", (int)h->an.n_unmatched);
     ildl_info *I = &h->info;
     I->backend = h->backend;
     I->n = n;
     I->nnz = nnz;
-    I->t_scale = h->an.t_scale;
-    I->t_order = h->an.t_order_block;
-    I->t_block = 0.0;
-    I->t_fill = h->an.t_fill;
-    I->t_levels = h->an.t_levels;
-    I->t_tiles = h->an.t_tiles;
-    I->num_blocks = h->an.blk.nb;
-    I->ordering_used = h->an.blk.ordering_used;
-    I->num_tiles = h->an.tiles.ntiles;
-    int64_t nfill = 0;
-    for (int64_t t = 0; t < h->an.tiles.ntiles; t++) nfill += h->an.tiles.fill_lvl[t] > 0;
-    I->num_fill_tiles = nfill;
-    I->num_levels = h->an.levels.nlevels;
-    I->mean_block_size = (double)n / (double)h->an.blk.nb;
-    I->factor_capacity = h->an.tiles.total_cap;
-    size_t value_bytes = h->an.tiles.val32 ? sizeof(float) : sizeof(double);
-    I->host_bytes = sizeof(*h) + (size_t)nnz * (8 * 3 + 4 + 8) + (size_t)n * 64 +
-                    (size_t)h->an.tiles.total_cap * (value_bytes + 2) + (size_t)h->an.tiles.ntiles * 64;
-    I->device_bytes = h->ops->device_bytes(h->bstate);
-    snprintf(I->device_name, sizeof I->device_name, "%s", h->ops->device_name(h->bstate));
+    ildl_api_info_from_analysis(h);
+    for (int r = 0; r < ILDL_MAX_RUNGS; r++) {
+        I->rung_iterations[r] = -1;
+        I->rung_factor_nnz[r] = -1;
+    }
     I->setup_seconds = ildl_wtime() - t0;
-    logline(h, 1, "setup: n=%d nnz=%lld blocks=%d tiles=%lld levels=%d capacity=%lld (%.3f s)",
+    ildl_api_log(h, 1, "setup: n=%d nnz=%lld blocks=%d tiles=%lld levels=%d capacity=%lld (%.3f s)",
             (int)n, (long long)nnz, (int)I->num_blocks, (long long)I->num_tiles,
             (int)I->num_levels, (long long)I->factor_capacity, I->setup_seconds);
-    logline(h, 2, "setup phases (s): entries %.3f copy+sort %.3f symmetry %.3f scale %.3f order+block %.3f "
+    ildl_api_log(h, 2, "setup phases (s): entries %.3f copy+sort %.3f symmetry %.3f scale %.3f order+block %.3f "
             "permute %.3f fill %.3f levels %.3f tiles %.3f upload %.3f", t_entries - t0, t_sorted - t_entries,
             t_sym - t_sorted, h->an.t_scale, h->an.t_order_block, h->an.t_permute, h->an.t_fill,
             h->an.t_levels, h->an.t_tiles, h->info.t_upload);
@@ -309,7 +321,7 @@ fail:
     if (st == ILDL_ERR_OUT_OF_MEMORY && !h->err[0]) snprintf(h->err, sizeof h->err, "out of memory");
     if (!h->err[0]) snprintf(h->err, sizeof h->err, "%s", ildl_strerror(st));
     snprintf(setup_error, sizeof setup_error, "%s", h->err);
-    logline(h, 1, "setup failed: %s", h->err);
+    ildl_api_log(h, 1, "setup failed: %s", h->err);
     ildl_destroy(h);
     return st;
 }
@@ -338,7 +350,7 @@ static int check_values(ildl_handle *h, const double *values)
     for (int64_t p = 0; p < nnz; p++)
         if (p < bad && !isfinite(values[h->src[p]])) bad = p;
     if (bad < nnz)
-        return fail(h, ILDL_ERR_NAN_INF, "value %lld is %g", (long long)h->src[bad], values[h->src[bad]]);
+        return ildl_api_fail(h, ILDL_ERR_NAN_INF, "value %lld is %g", (long long)h->src[bad], values[h->src[bad]]);
     int32_t badrow = A->n;
 #pragma omp parallel for schedule(dynamic, 4096) reduction(min : badrow)
     for (int32_t i = 0; i < A->n; i++) {
@@ -348,13 +360,13 @@ static int check_values(ildl_handle *h, const double *values)
     if (badrow < A->n) {
         int64_t p = 0;
         row_symmetric(h, values, badrow, &p);
-        return fail(h, ILDL_ERR_NOT_SYMMETRIC, "a(%d,%d) = %.17g but a(%d,%d) = %.17g", (int)badrow,
+        return ildl_api_fail(h, ILDL_ERR_NOT_SYMMETRIC, "a(%d,%d) = %.17g but a(%d,%d) = %.17g", (int)badrow,
                     (int)A->col[p], values[h->src[p]], (int)A->col[p], (int)badrow, values[h->src[h->tmap[p]]]);
     }
     return ILDL_SUCCESS;
 }
 
-static int factor_impl(ildl_handle *h, const double *values)
+int ildl_api_factor(ildl_handle *h, const double *values)
 {
     if (!h) return ILDL_ERR_NULL_ARGUMENT;
     double t0 = ildl_wtime();
@@ -368,9 +380,14 @@ static int factor_impl(ildl_handle *h, const double *values)
 #pragma omp parallel for schedule(static)
         for (int64_t p = 0; p < nnz; p++) h->A.val[p] = values[h->src[p]];
         st = ildl_analyse_rescale(&h->A, &h->opt, h->an.scale);
-        if (st) { h->factored = 0; return fail(h, st, "rescaling failed"); }
+        if (st) { h->factored = 0; return ildl_api_fail(h, st, "rescaling failed"); }
     }
     h->factored = 0;
+    if (!h->bstate) { /* a failed change of rung left none (switch_rung) */
+        char m[sizeof h->err];
+        st = h->ops->create(&h->env, &h->bstate, m, sizeof m);
+        if (st) return ildl_api_fail(h, st, "%s", m);
+    }
     ildl_tiles *T = &h->an.tiles;
     double t_load = ildl_wtime();
     ildl_tiles_load_values(T, h->user_values, h->an.scale);
@@ -386,9 +403,9 @@ static int factor_impl(ildl_handle *h, const double *values)
     };
     ildl_factor_stats fs;
     memset(&fs, 0, sizeof fs);
-    char msg[sizeof h->err]; /* not h->err itself: fail() formats into it */
+    char msg[sizeof h->err]; /* not h->err itself: ildl_api_fail() formats into it */
     st = h->ops->factor(h->bstate, &fp, values != NULL, &fs, msg, sizeof msg);
-    if (st) return fail(h, st, "%s", msg);
+    if (st) return ildl_api_fail(h, st, "%s", msg);
     ildl_info *I = &h->info;
     I->factor_nnz = fs.factor_nnz;
     int64_t nnz_upper = (h->A.rowptr[h->A.n] + h->A.n) / 2;
@@ -401,9 +418,9 @@ static int factor_impl(ildl_handle *h, const double *values)
     I->factor_seconds = ildl_wtime() - t0;
     h->factored = 1;
     if (fs.t_upload > 0.0 || fs.t_device > 0.0) /* a device's factorization */
-        logline(h, 2, "factor phases (s): load %.4f upload %.4f device %.4f statistics %.4f", t_load,
+        ildl_api_log(h, 2, "factor phases (s): load %.4f upload %.4f device %.4f statistics %.4f", t_load,
                 fs.t_upload, fs.t_device, fs.t_stats);
-    logline(h, 1, "factor: nnz(U)+nnz(D)=%lld fill=%.2f 2x2=%d perturbed=%d inertia=(%d,%d,%d) (%.3f s)",
+    ildl_api_log(h, 1, "factor: nnz(U)+nnz(D)=%lld fill=%.2f 2x2=%d perturbed=%d inertia=(%d,%d,%d) (%.3f s)",
             (long long)fs.factor_nnz, I->fill, fs.n2x2, fs.nperturbed, fs.inertia_pos,
             fs.inertia_neg, fs.inertia_zero, I->factor_seconds);
     return ILDL_SUCCESS;
@@ -413,186 +430,20 @@ static int apply_impl(ildl_handle *h, const double *r, double *z, int where, voi
 {
     (void)stream;
     if (!h) return ILDL_ERR_NULL_ARGUMENT;
-    if (!r || !z) return fail(h, ILDL_ERR_NULL_ARGUMENT, "r and z must not be NULL");
-    if (!h->factored) return fail(h, ILDL_ERR_CALL_ORDER, "ildl_apply called before a successful ildl_factor");
+    if (!r || !z) return ildl_api_fail(h, ILDL_ERR_NULL_ARGUMENT, "r and z must not be NULL");
+    if (!h->factored) return ildl_api_fail(h, ILDL_ERR_CALL_ORDER, "ildl_apply called before a successful ildl_factor");
     if (where != ILDL_MEMORY_HOST && where != ILDL_MEMORY_DEVICE)
-        return fail(h, ILDL_ERR_INVALID_OPTION, "where must be ILDL_MEMORY_HOST or ILDL_MEMORY_DEVICE");
-    if (r == z) return fail(h, ILDL_ERR_INVALID_OPTION, "z must not alias r");
+        return ildl_api_fail(h, ILDL_ERR_INVALID_OPTION, "where must be ILDL_MEMORY_HOST or ILDL_MEMORY_DEVICE");
+    if (r == z) return ildl_api_fail(h, ILDL_ERR_INVALID_OPTION, "z must not alias r");
     char msg[sizeof h->err];
     int st = h->ops->apply(h->bstate, r, z, where, stream, msg, sizeof msg);
-    return st ? fail(h, st, "%s", msg) : ILDL_SUCCESS;
-}
-
-typedef struct { ildl_handle *h; } progress_ctx;
-static void progress_cb(void *ctx, int it, double est)
-{
-    ildl_handle *h = ctx;
-    if (h->opt.progress_fn) h->opt.progress_fn(h->opt.progress_ctx, it, est);
-    if (h->opt.verbosity >= 2) logline(h, 2, "sqmr %5d  est. rel. residual %.3e", it, est);
-}
-
-/* The right-hand side's scaling: 0 when max |b_i| (bmax) is 0 or within [2^-256, 2^256], where
- * SQMR's inner products cannot over- or underflow; otherwise the e of ildl_nrm2_exponent, and
- * the solve runs on b * 2^-e (exact), its x scaled back by 2^e. */
-static int rhs_exponent(double bmax)
-{
-    if (bmax == 0.0 || (bmax >= 0x1p-256 && bmax <= 0x1p256)) return 0;
-    return ildl_nrm2_exponent(bmax);
-}
-
-/* *res = ||b - A x|| / ||b|| on the user's system (A as last factored) for the returned x,
- * computed as ||bs - A xs|| / ||bs|| with bs = b 2^-e and xs = x 2^-e (the same ratio, in
- * exact arithmetic; in floating point A x itself may overflow where A xs does not, and b - A x
- * be subnormal where bs - A xs is not). ILDL_SUCCESS or ILDL_ERR_OUT_OF_MEMORY. */
-static int user_residual(const ildl_handle *h, const double *bs, int e, const double *x, double *res)
-{
-    int32_t n = h->A.n;
-    double *lanes = ildl_malloc(sizeof(double) * ILDL_DOT_LANES), *w = ildl_malloc(sizeof(double) * (size_t)n);
-    double *xs = ildl_malloc(sizeof(double) * (size_t)n);
-    if (!lanes || !w || !xs) {
-        free(lanes);
-        free(w);
-        free(xs);
-        return ILDL_ERR_OUT_OF_MEMORY;
-    }
-    for (int32_t i = 0; i < n; i++) xs[i] = ildl_scale_pow2(x[i], -e);
-    ildl_csr_matvec(&h->A, xs, w);
-    for (int32_t i = 0; i < n; i++) w[i] = bs[i] - w[i];
-    *res = ildl_nrm2_fixed(n, w, lanes) / ildl_nrm2_fixed(n, bs, lanes);
-    free(lanes);
-    free(w);
-    free(xs);
-    return ILDL_SUCCESS;
-}
-
-/* The solve on b * 2^-e (x0 * 2^-e), its x scaled back and its residual recomputed on the
- * user's b: SQMR on a right-hand side whose norm would over- or underflow in its inner
- * products. The result and status are those of the user's system. When the iterate, scaled
- * back, exceeds the doubles (a singular or nearly singular A at b's scale), x is the initial
- * guess instead (*overflow = 1), or 0 (*overflow = 2) without one or where the initial guess's
- * own residual exceeds the doubles, with its residual. */
-static int solve_scaled(ildl_handle *h, const double *b, double *x, int e, const ildl_sqmr_params *prm,
-                        ildl_sqmr_result *res, int *overflow, char *msg, size_t msglen)
-{
-    int32_t n = h->A.n;
-    size_t bytes = sizeof(double) * (size_t)n;
-    double *bs = ildl_malloc(bytes), *x0 = prm->use_x0 ? ildl_malloc(bytes) : NULL;
-    *overflow = 0;
-    if (!bs || (prm->use_x0 && !x0)) {
-        free(bs);
-        free(x0);
-        return ILDL_ERR_OUT_OF_MEMORY;
-    }
-    for (int32_t i = 0; i < n; i++) bs[i] = ildl_scale_pow2(b[i], -e);
-    ildl_sqmr_params p = *prm;
-    if (x0) {
-        memcpy(x0, x, bytes);
-        int finite = 1;
-        for (int32_t i = 0; i < n; i++) {
-            x[i] = ildl_scale_pow2(x[i], -e);
-            finite &= ildl_isfinite(x[i]);
-        }
-        /* an x0 beyond the doubles at b's scale has a residual beyond them too: of no use, as
-         * an x0 whose A x0 overflows (sqmr.c), so the solve starts from 0 */
-        if (!finite) p.use_x0 = 0;
-    }
-    int st = h->ops->sqmr(h->bstate, bs, x, &p, res, msg, msglen);
-    double r = 0.0;
-    if (st == ILDL_SUCCESS || st == ILDL_ERR_NOT_CONVERGED || st == ILDL_ERR_BREAKDOWN) {
-        int finite = 1;
-        for (int32_t i = 0; i < n; i++) {
-            x[i] = ildl_scale_pow2(x[i], e);
-            finite &= ildl_isfinite(x[i]);
-        }
-        int st2 = finite ? user_residual(h, bs, e, x, &r) : ILDL_SUCCESS;
-        if (!st2 && (!finite || !ildl_isfinite(r))) {
-            *overflow = 2;
-            if (x0) {
-                memcpy(x, x0, bytes);
-                st2 = user_residual(h, bs, e, x, &r);
-                if (!st2 && ildl_isfinite(r)) *overflow = 1;
-            }
-            if (*overflow == 2) { /* x = 0: the residual is b's, 1 */
-                memset(x, 0, bytes);
-                st2 = user_residual(h, bs, e, x, &r);
-            }
-            if (st == ILDL_SUCCESS) st = ILDL_ERR_NOT_CONVERGED;
-        }
-        if (st2) {
-            ildl_msg(msg, msglen, "out of memory");
-            st = st2;
-        }
-    } else if (x0) {
-        memcpy(x, x0, bytes); /* refused: x as given */
-    }
-    free(bs);
-    free(x0);
-    if (st != ILDL_SUCCESS && st != ILDL_ERR_NOT_CONVERGED && st != ILDL_ERR_BREAKDOWN) return st;
-    res->true_residual = r;
-    res->converged = r <= prm->tol;
-    if (res->converged && st != ILDL_SUCCESS) st = ILDL_SUCCESS;
-    if (!res->converged && st == ILDL_SUCCESS) st = ILDL_ERR_NOT_CONVERGED;
-    return st;
-}
-
-static int solve_impl(ildl_handle *h, const double *b, double *x)
-{
-    if (!h) return ILDL_ERR_NULL_ARGUMENT;
-    if (!b || !x) return fail(h, ILDL_ERR_NULL_ARGUMENT, "b and x must not be NULL");
-    if (b == x) return fail(h, ILDL_ERR_INVALID_OPTION, "x must not alias b");
-    if (!h->factored) return fail(h, ILDL_ERR_CALL_ORDER, "ildl_solve called before a successful ildl_factor");
-    int32_t n = h->A.n;
-    double bmax = 0.0;
-    for (int32_t i = 0; i < n; i++) {
-        if (!isfinite(b[i])) return fail(h, ILDL_ERR_NAN_INF, "b[%d] = %g", (int)i, b[i]);
-        if (fabs(b[i]) > bmax) bmax = fabs(b[i]);
-    }
-    if (h->opt.use_initial_guess)
-        for (int32_t i = 0; i < n; i++)
-            if (!isfinite(x[i])) return fail(h, ILDL_ERR_NAN_INF, "initial guess x[%d] = %g", (int)i, x[i]);
-    double t0 = ildl_wtime();
-    ildl_sqmr_params prm = {
-        .tol = h->opt.tol,
-        .max_iter = h->opt.max_iter,
-        .check_every = h->opt.check_every,
-        .use_x0 = h->opt.use_initial_guess,
-        .progress = (h->opt.progress_fn || h->opt.verbosity >= 2) ? progress_cb : NULL,
-        .progress_ctx = h,
-    };
-    ildl_sqmr_result res;
-    memset(&res, 0, sizeof res);
-    int e = rhs_exponent(bmax), st, overflow = 0;
-    char msg[sizeof h->err] = ""; /* not h->err itself: fail() formats into it */
-    if (e) st = solve_scaled(h, b, x, e, &prm, &res, &overflow, msg, sizeof msg);
-    else st = h->ops->sqmr(h->bstate, b, x, &prm, &res, msg, sizeof msg);
-    ildl_info *I = &h->info;
-    I->iterations = res.iterations;
-    I->converged = res.converged;
-    I->true_residual = res.true_residual;
-    I->estimated_residual = res.est_residual;
-    I->solve_seconds = ildl_wtime() - t0;
-    I->iterate_seconds = res.iterate_seconds;
-    logline(h, 1, "solve: %s after %d iterations, true relative residual %.3e (%.3f s)",
-            res.converged ? "converged" : "NOT converged", res.iterations, res.true_residual,
-            I->solve_seconds);
-    if (st == ILDL_ERR_NOT_CONVERGED && overflow)
-        fail(h, st, "the iterate exceeds the largest double at b's scale (is A singular?): x is the %s, true "
-             "relative residual %.3e", overflow == 1 ? "initial guess" : "zero vector", res.true_residual);
-    else if (st == ILDL_ERR_NOT_CONVERGED)
-        fail(h, st, "true relative residual %.3e > tol %.1e after %d iterations", res.true_residual,
-             h->opt.tol, res.iterations);
-    else if (st == ILDL_ERR_BREAKDOWN)
-        fail(h, st, "SQMR breakdown after %d iterations (true relative residual %.3e)",
-             res.iterations, res.true_residual);
-    else if (st)
-        fail(h, st, "%s", msg[0] ? msg : ildl_strerror(st));
-    return st;
+    return st ? ildl_api_fail(h, st, "%s", msg) : ILDL_SUCCESS;
 }
 
 ILDL_API int ildl_factor(ildl_handle *h, const double *values)
 {
     if (!h) return ILDL_ERR_NULL_ARGUMENT;
-    int prev = threads_push(h), st = factor_impl(h, values);
+    int prev = threads_push(h), st = ildl_api_factor(h, values);
     threads_pop(prev);
     return st;
 }
@@ -600,7 +451,7 @@ ILDL_API int ildl_factor(ildl_handle *h, const double *values)
 ILDL_API int ildl_solve(ildl_handle *h, const double *b, double *x)
 {
     if (!h) return ILDL_ERR_NULL_ARGUMENT;
-    int prev = threads_push(h), st = solve_impl(h, b, x);
+    int prev = threads_push(h), st = ildl_api_solve(h, b, x);
     threads_pop(prev);
     return st;
 }

@@ -27,6 +27,8 @@ static const named scalings[] = {{"none", ILDL_SCALING_NONE}, {"equilibrate", IL
 static const named schedules[] = {{"levels", ILDL_SCHEDULE_LEVELS}, {"syncfree", ILDL_SCHEDULE_SYNCFREE}, {0, 0}};
 static const named solve_kernels[] = {{"auto", ILDL_SOLVE_KERNELS_AUTO}, {"staged", ILDL_SOLVE_KERNELS_STAGED}, {0, 0}};
 static const named l2_persists[] = {{"auto", ILDL_L2_PERSIST_AUTO}, {"off", ILDL_L2_PERSIST_OFF}, {0, 0}};
+static const named escalations[] = {{"none", ILDL_ESCALATE_NONE}, {"fill", ILDL_ESCALATE_FILL},
+                                    {"complete", ILDL_ESCALATE_COMPLETE}, {0, 0}};
 static const named leftovers[] = {{"scan", ILDL_LEFTOVER_SCAN}, {"atomic", ILDL_LEFTOVER_ATOMIC}, {0, 0}};
 
 static const char *name_of(const named *t, int v)
@@ -91,6 +93,11 @@ static void usage(FILE *f)
         "                                slower on wide levels) [%s]\n"
         "  --l2-persist auto|off         GPU: keep the sweeps' vectors in L2 (raises the device's\n"
         "                                persisting-L2 size; off leaves it alone) [%s]\n"
+        "  --escalation none|fill|complete   the highest rung of the ladder when SQMR fails: rung 1\n"
+        "                                more fill, rung 2 the complete factor [%s]\n"
+        "  --escalation-max-bytes B      a rung whose factor needs more bytes is not taken; 0 =\n"
+        "                                half the host's memory [%g]\n"
+        "  --escalation-max-seconds S    no rung starts after the solve has run S s; 0 = no limit [%g]\n"
         "  --tol TOL                     true relative residual target [%g]\n"
         "  --maxit N                     SQMR iteration limit [%d]\n"
         "  --threads N                   CPU threads, 0 = all [%d]\n"
@@ -109,7 +116,8 @@ static void usage(FILE *f)
         name_of(scalings, d.scaling), d.fill_level, d.fill_factor, d.drop_tol, name_of(pivots, d.pivoting),
         name_of(precisions, d.precision), d.max_block_size, d.block_threshold, name_of(leftovers, d.leftover),
         name_of(schedules, d.solve_schedule), name_of(solve_kernels, d.solve_kernels),
-        name_of(l2_persists, d.l2_persist), d.tol, d.max_iter,
+        name_of(l2_persists, d.l2_persist), name_of(escalations, d.escalation), d.escalation_max_bytes,
+        d.escalation_max_seconds, d.tol, d.max_iter,
         d.num_threads);
 }
 
@@ -270,6 +278,9 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--schedule")) { NEEDV bad = parse_named(schedules, o, v, &opt.solve_schedule); }
         else if (!strcmp(o, "--solve-kernels")) { NEEDV bad = parse_named(solve_kernels, o, v, &opt.solve_kernels); }
         else if (!strcmp(o, "--l2-persist")) { NEEDV bad = parse_named(l2_persists, o, v, &opt.l2_persist); }
+        else if (!strcmp(o, "--escalation")) { NEEDV bad = parse_named(escalations, o, v, &opt.escalation); }
+        else if (!strcmp(o, "--escalation-max-bytes")) { NEEDV bad = parse_double(o, v, &opt.escalation_max_bytes); }
+        else if (!strcmp(o, "--escalation-max-seconds")) { NEEDV bad = parse_double(o, v, &opt.escalation_max_seconds); }
         else if (!strcmp(o, "--fill-level")) { NEEDV bad = parse_int(o, v, &opt.fill_level); }
         else if (!strcmp(o, "--fill-factor")) { NEEDV bad = parse_double(o, v, &opt.fill_factor); }
         else if (!strcmp(o, "--threshold")) { NEEDV bad = parse_double(o, v, &opt.drop_tol); }
@@ -401,6 +412,12 @@ report:
             if (solved)
                 printf("sqmr     %d iterations, true relative residual %.3e (%s)\n", info.iterations,
                        info.true_residual, converged ? "converged" : "NOT converged");
+            if (solved && (info.rung > 0 || info.rung_iterations[1] >= 0 || info.rung_factor_nnz[1] >= 0))
+                for (int r = 0; r < ILDL_MAX_RUNGS; r++)
+                    if (info.rung_iterations[r] >= 0 || info.rung_factor_nnz[r] >= 0)
+                        printf("ladder   rung %d: %lld iterations, factor %lld entries, %.4f s%s\n", r,
+                               (long long)info.rung_iterations[r], (long long)info.rung_factor_nnz[r],
+                               info.rung_seconds[r], info.rung_iterations[r] < 0 ? " (not taken)" : "");
             if (isfinite(err_ones)) printf("error    max |x - 1| = %.3e\n", err_ones);
         }
         if (status) fprintf(stderr, "ildl: %s failed: %s: %s\n", phase, ildl_strerror(status), msg);
@@ -443,6 +460,16 @@ report:
                opt.fill_level, opt.fill_factor,
                opt.drop_tol, name_of(precisions, opt.precision));
         printf(",\"ordering_used\":\"%s\"", name_of(orderings, info.ordering_used));
+        printf(",\"escalation\":\"%s\",\"rung\":%d,\"rung_iterations\":[%lld,%lld,%lld],"
+               "\"rung_factor_nnz\":[%lld,%lld,%lld],\"rung_seconds\":[", name_of(escalations, opt.escalation),
+               (int)info.rung, (long long)info.rung_iterations[0], (long long)info.rung_iterations[1],
+               (long long)info.rung_iterations[2], (long long)info.rung_factor_nnz[0],
+               (long long)info.rung_factor_nnz[1], (long long)info.rung_factor_nnz[2]);
+        for (int r = 0; r < ILDL_MAX_RUNGS; r++) {
+            if (r) printf(",");
+            json_number(stdout, info.rung_seconds[r]);
+        }
+        printf("]");
         printf(",\"tol\":%g,\"maxit\":%d", opt.tol, opt.max_iter);
         printf(",\"read_s\":");
         json_number(stdout, t_read);

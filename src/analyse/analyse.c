@@ -62,7 +62,7 @@ static int check_options(const ildl_options *o, char *msg, size_t msglen)
 /* Everything after the blocking an->blk: pair hints, the permuted copy, the block graph's
  * fill, its level sets and the tile store, into an (its times too). */
 static int analyse_after_blocking(const ildl_csr *A, const int64_t *src, const ildl_options *o,
-                                  const int32_t *pair, ildl_analysis *an)
+                                  int64_t max_entries, const int32_t *pair, ildl_analysis *an)
 {
     int32_t n = A->n;
     int64_t *srcp = NULL;
@@ -91,7 +91,8 @@ static int analyse_after_blocking(const ildl_csr *A, const int64_t *src, const i
     an->t_levels = ildl_wtime() - t;
     t = ildl_wtime();
     st = ildl_tiles_build(&Ap, srcp, an->blk.perm, an->blk.nb, an->blk.bstart, &an->coarse,
-                          &an->levels, o->fill_factor, &an->tiles);
+                          &an->levels, o->fill_factor, max_entries, &an->tiles);
+    if (st == ILDL_ERR_OUT_OF_MEMORY && an->tiles.total_cap > 0) an->needed_entries = an->tiles.total_cap;
     if (st) goto cleanup;
     an->t_tiles = ildl_wtime() - t;
 
@@ -140,7 +141,7 @@ static void *auto_order_run(void *arg)
  * *speculated: 0 if no thread could be started (nothing done then: the caller goes the
  * ordinary way); 1 if done, an complete or the failure's msg set (else the caller's generic
  * one), as ildl_analyse's would be. */
-static int analyse_br_auto(const ildl_csr *A, const int64_t *src, const ildl_options *o,
+static int analyse_br_auto(const ildl_csr *A, const int64_t *src, const ildl_options *o, int64_t max_entries,
                            const int32_t *pair, const ildl_br_graph *g, ildl_analysis *an,
                            int *speculated, char *msg, size_t msglen)
 {
@@ -169,7 +170,7 @@ static int analyse_br_auto(const ildl_csr *A, const int64_t *src, const ildl_opt
         double t = ildl_wtime();
         spec_st = ildl_block_br_expand(g, c.perm, ILDL_ORDER_GMC_FILL, &spec.blk);
         spec.t_order_block = ildl_wtime() - t;
-        if (!spec_st) spec_st = analyse_after_blocking(A, src, o, pair, &spec);
+        if (!spec_st) spec_st = analyse_after_blocking(A, src, o, max_entries, pair, &spec);
         ildl_profile_lap(&tp, "AUTO analysis of the colouring (beside AMD)");
     }
     double t0 = ildl_wtime();
@@ -186,6 +187,7 @@ static int analyse_br_auto(const ildl_csr *A, const int64_t *src, const ildl_opt
         ildl_profile_lap(&tp, "AUTO colouring rule (depth %d, colours %d + hubs %d): kept",
                          (int)job.depth, (int)c.ncolours, (int)c.nhubs);
         st = spec_st; /* the analysis of the colouring is the result, failure included */
+        an->needed_entries = spec.needed_entries;
         if (!st) {
             an->blk = spec.blk; an->pair_hint = spec.pair_hint; an->coarse = spec.coarse;
             an->levels = spec.levels; an->tiles = spec.tiles;
@@ -202,7 +204,7 @@ static int analyse_br_auto(const ildl_csr *A, const int64_t *src, const ildl_opt
     double t = ildl_wtime();
     st = ildl_block_br_expand(g, job.perm, job.used, &an->blk);
     an->t_order_block += t_spent + ildl_wtime() - t; /* the colouring's analysis was in vain */
-    if (!st) st = analyse_after_blocking(A, src, o, pair, an);
+    if (!st) st = analyse_after_blocking(A, src, o, max_entries, pair, an);
 cleanup:
     ildl_analysis_free(&spec);
     free(job.perm);
@@ -213,6 +215,13 @@ cleanup:
 int ildl_analyse(const ildl_csr *A, const int64_t *src, const ildl_options *o,
                  ildl_analysis *an, char *msg, size_t msglen)
 {
+    return ildl_analyse_within(A, src, o, 0, NULL, an, msg, msglen);
+}
+
+int ildl_analyse_within(const ildl_csr *A, const int64_t *src, const ildl_options *o, int64_t max_entries,
+                        int64_t *needed, ildl_analysis *an, char *msg, size_t msglen)
+{
+    if (needed) *needed = 0;
     int32_t n = A->n;
     int32_t *order = NULL, *pair = NULL;
     ildl_br_graph g = {0};
@@ -252,16 +261,21 @@ int ildl_analyse(const ildl_csr *A, const int64_t *src, const ildl_options *o,
         st = ildl_block_br_graph(A, pair, o->max_block_size, o->block_threshold, o->block_decay, &g);
         if (!st && o->ordering == ILDL_ORDER_AUTO && ildl_order_auto_colour_wanted(g.nv, o->fill_level)) {
             an->t_order_block = ildl_wtime() - t;
-            st = analyse_br_auto(A, src, o, pair, &g, an, &speculated, msg, msglen);
+            st = analyse_br_auto(A, src, o, max_entries, pair, &g, an, &speculated, msg, msglen);
             if (speculated) goto cleanup; /* the whole analysis, or its failure (msg set) */
         }
         if (!st) st = ildl_block_br_order(&g, o->ordering, o->fill_level, &an->blk, bmsg, sizeof bmsg);
     }
     if (st) { ildl_msg(msg, msglen, "blocking failed (%d)", st); goto cleanup; }
     an->t_order_block = ildl_wtime() - t;
-    st = analyse_after_blocking(A, src, o, pair, an);
+    st = analyse_after_blocking(A, src, o, max_entries, pair, an);
 
 cleanup:
+    if (st == ILDL_ERR_OUT_OF_MEMORY && an->needed_entries > 0) {
+        if (needed) *needed = an->needed_entries;
+        ildl_msg(msg, msglen, "the factor needs %lld entries, more than the %lld allowed",
+                 (long long)an->needed_entries, (long long)max_entries);
+    }
     if (st && st != ILDL_ERR_INVALID_OPTION && st != ILDL_ERR_NOT_SUPPORTED && msg && !msg[0])
         ildl_msg(msg, msglen, "analyse stage failed with status %d", st);
     free(order); free(pair);

@@ -21,6 +21,7 @@ typedef struct ildl_analysis {
     ildl_levels levels;
     ildl_tiles tiles;
     double t_scale, t_order_block, t_permute, t_fill, t_levels, t_tiles;
+    int64_t needed_entries; /* ildl_analyse_within refused for max_entries: the factor's entries */
 } ildl_analysis;
 
 /* Run the analyse stage on A (validated, sorted; src[k] = index of sorted entry k in the
@@ -28,6 +29,12 @@ typedef struct ildl_analysis {
  * ILDL_ERR_NOT_SUPPORTED, ILDL_ERR_OUT_OF_MEMORY or ILDL_ERR_INTERNAL (msg set on failure). */
 int ildl_analyse(const ildl_csr *A, const int64_t *src, const ildl_options *o,
                  ildl_analysis *out, char *msg, size_t msglen);
+
+/* ildl_analyse with a limit: max_entries > 0 refuses a factor of more entries (tile store
+ * capacity) with ILDL_ERR_OUT_OF_MEMORY before its storage is allocated, *needed (may be NULL)
+ * then the entries it needs, msg saying so; *needed = 0 otherwise. */
+int ildl_analyse_within(const ildl_csr *A, const int64_t *src, const ildl_options *o, int64_t max_entries,
+                        int64_t *needed, ildl_analysis *an, char *msg, size_t msglen);
 
 /* Recompute the scaling for new values of A (same pattern) as o->scaling says. MATCHING
  * computes a fresh matching and scaling but the analysis keeps its pairs (pair_hint). */

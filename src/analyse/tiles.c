@@ -296,9 +296,10 @@ static int alloc_factor(ildl_tiles *T)
 
 int ildl_tiles_build(const ildl_csr *Ap, const int64_t *src_index, const int32_t *perm,
                      int32_t nb, const int32_t *bstart, const ildl_coarse *C,
-                     const ildl_levels *L, double fill_factor, ildl_tiles *out)
+                     const ildl_levels *L, double fill_factor, int64_t max_entries, ildl_tiles *out)
 {
     int status = ILDL_ERR_OUT_OF_MEMORY;
+    int64_t need = -1;
     int32_t n = Ap->n, *blk = NULL;
     memset(out, 0, sizeof(*out));
     out->n = n;
@@ -318,12 +319,18 @@ int ildl_tiles_build(const ildl_csr *Ap, const int64_t *src_index, const int32_t
         goto cleanup;
     if ((status = set_formats(fill_factor, out)) != ILDL_SUCCESS) goto cleanup;
     if ((status = set_offsets(out)) != ILDL_SUCCESS) goto cleanup;
+    if (max_entries > 0 && out->total_cap > max_entries) { /* before the factor's storage */
+        need = out->total_cap;
+        status = ILDL_ERR_OUT_OF_MEMORY;
+        goto cleanup;
+    }
     if ((status = set_solve_order(out)) != ILDL_SUCCESS) goto cleanup;
     status = alloc_factor(out);
 
 cleanup:
     free(blk);
     if (status != ILDL_SUCCESS) ildl_tiles_free(out);
+    if (need >= 0) out->total_cap = need;
     return status;
 }
 

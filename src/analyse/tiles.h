@@ -99,11 +99,13 @@ typedef struct ildl_tiles {
  * Format: sparse iff cap*(sizeof(double)+sizeof(uint16_t)) < 0.5 * mi*mj*sizeof(double)
  * (the 0.5 compensates the indirect addressing of sparse tiles), else dense; diagonal tiles
  * and the tiles of the last 1% of block rows (at least the last one) are dense; a dense
- * tile's cap is mi*mj. Copies the coarse pattern and levels.
+ * tile's cap is mi*mj. Copies the coarse pattern and levels. max_entries > 0: where total_cap
+ * would exceed it, nothing of the factor's storage is allocated and ILDL_ERR_OUT_OF_MEMORY is
+ * returned with out empty but for out->total_cap, the entries needed.
  * Returns ILDL_SUCCESS or ILDL_ERR_OUT_OF_MEMORY. */
 int ildl_tiles_build(const ildl_csr *Ap, const int64_t *src_index, const int32_t *perm,
                      int32_t nb, const int32_t *bstart, const ildl_coarse *C,
-                     const ildl_levels *L, double fill_factor, ildl_tiles *out);
+                     const ildl_levels *L, double fill_factor, int64_t max_entries, ildl_tiles *out);
 
 /* Refill a_val from the user's values and the scaling s (original indexing):
  * a_val[k] = s[a_srow[k]] * values[a_src[k]] * s[a_scol[k]]. */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -72,6 +73,12 @@ void ildl_profile_lap(double *t, const char *fmt, ...)
 }
 
 int ildl_isfinite(double x) { return isfinite(x) ? 1 : 0; }
+
+double ildl_host_memory_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    return (pages > 0 && size > 0) ? (double)pages * (double)size : 0.0;
+}
 
 void *ildl_thread_scratch(size_t bytes, int *oom)
 {

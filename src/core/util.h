@@ -56,4 +56,7 @@ void ildl_profile_lap(double *t, const char *fmt, ...)
 /* 1 if x is finite. */
 int ildl_isfinite(double x);
 
+/* The host's physical memory in bytes (0 if unknown). */
+double ildl_host_memory_bytes(void);
+
 #endif

@@ -20,14 +20,15 @@ extern "C" {
 #include "cuda/cuda_backend.h"
 }
 
-enum { HALT_NONE = 0, HALT_CHECK = 1, HALT_BREAKDOWN = 2, HALT_MAXIT = 3 };
+enum { HALT_NONE = 0, HALT_CHECK = 1, HALT_BREAKDOWN = 2, HALT_MAXIT = 3, HALT_STAGNATED = 4 };
 #define SQMR_BATCH 8       /* iterations launched between two reads of the status */
 
 /* halt: what stops the iteration's path; hx: what k_step_x (beside the sweeps) found, moved
  * to halt by k_direction or the host; xgo: k_step_r took a step, so k_step_x updates d and x. */
 struct sqmr_scalars {
     double tau, theta, rho, beta, dcoef, qcoef, bnorm, tol, est; /* alpha stays in k_step_r */
-    int iter, k, last_check, check_every, max_iter, halt, xbad, hx, xgo, pad;
+    double mark_est; /* the stall window's start: its estimate and iteration (sqmr.h) */
+    int iter, k, last_check, check_every, max_iter, halt, xbad, hx, xgo, stall_window, mark_iter, pad;
 };
 
 /* ------------------------------------------------------------ kernels */
@@ -273,6 +274,13 @@ k_step_r(sqmr_scalars *S, int32_t n, double *__restrict__ r, const double *__res
     if (est <= S->tol && (S->last_check < 0 || S->iter - S->last_check >= S->check_every)) {
         S->last_check = S->iter;
         halt_set(S, HALT_CHECK);
+    } else if (S->stall_window > 0 && S->iter - S->mark_iter >= S->stall_window) { /* as sqmr.c */
+        if (!(est <= ILDL_SQMR_STALL_DROP * S->mark_est)) {
+            halt_set(S, HALT_STAGNATED);
+        } else {
+            S->mark_iter = S->iter;
+            S->mark_est = est;
+        }
     }
 }
 
@@ -608,6 +616,8 @@ static int start(ildl_cuda_ctx *c, sqmr_scalars *h)
     h->theta = 0.0;
     h->rho = rq;
     h->k = 0;
+    h->mark_iter = h->iter; /* a (re)start starts a stall window (sqmr.c) */
+    h->mark_est = rnorm / h->bnorm;
     h->halt = HALT_NONE;
     if (rq == 0.0 || !isfinite(rq)) return ILDL_ERR_BREAKDOWN;
 cleanup:
@@ -652,7 +662,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
     device_scope scope; /* the caller's context back on return */
     ildl_cuda_clear_message();
     int status = ILDL_SUCCESS, xbad = 0, stall = 0, starts = 0, checks = 0;
-    ildl_sqmr_result out = {0, 0, 0.0, 0.0, 0.0};
+    ildl_sqmr_result out = {0, 0, 0.0, 0.0, 0.0, 0};
     sqmr_scalars h;
     memset(&h, 0, sizeof h);
     double bnorm = 0, best = 0, xres = -1.0, final, t_iter = 0.0;
@@ -695,6 +705,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
     h.tol = prm->tol;
     h.check_every = prm->check_every;
     h.max_iter = prm->max_iter;
+    h.stall_window = prm->stall_window;
     h.last_check = -1;
     status = start(c, &h);
     starts++;
@@ -714,6 +725,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
         if (h.halt == HALT_NONE) continue;
         if (h.halt == HALT_BREAKDOWN) { status = ILDL_ERR_BREAKDOWN; xbad = h.xbad; break; }
         if (h.halt == HALT_MAXIT) { status = ILDL_ERR_NOT_CONVERGED; break; }
+        if (h.halt == HALT_STAGNATED) { status = ILDL_ERR_NOT_CONVERGED; out.stagnated = 1; break; }
         /* HALT_CHECK: the estimate says converged; confirm with the true residual */
         double prev_best = best, r;
         checks++;

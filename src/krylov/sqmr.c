@@ -47,6 +47,9 @@ typedef struct sqmr_state {
     double tau, theta, rho;            /* recurrence scalars */
     int k;                             /* iterations since the last (re)start */
     double best;                       /* true relative residual of xbest */
+    int mark_iter;                     /* the stall window's start (iteration) ... */
+    double mark_est;                   /* ... and the estimate there */
+    int stagnated;
 } sqmr_state;
 
 /* Scratch for the fixed-order inner products (krylov/reduce.h): the CUDA backend's SQMR
@@ -188,8 +191,17 @@ static int sqmr_loop(sqmr_state *S, double *x, const ildl_sqmr_params *prm, int 
                 memcpy(S->r, S->u, sizeof(double) * (size_t)S->n);
                 st = sqmr_start(S);
                 if (st != ILDL_SUCCESS) return st;
+                S->mark_iter = *iter;
+                S->mark_est = S->tau / S->bnorm;
                 continue;
             }
+        } else if (prm->stall_window > 0 && *iter - S->mark_iter >= prm->stall_window) {
+            if (!(est <= ILDL_SQMR_STALL_DROP * S->mark_est)) {
+                S->stagnated = 1;
+                return ILDL_ERR_NOT_CONVERGED;
+            }
+            S->mark_iter = *iter;
+            S->mark_est = est;
         }
         st = sqmr_direction(S);
         if (st != ILDL_SUCCESS) return st;
@@ -204,7 +216,7 @@ int ildl_sqmr(int32_t n, ildl_matvec_fn matvec, void *mctx, ildl_precond_fn prec
               void *pctx, const double *b, double *x, const ildl_sqmr_params *prm,
               ildl_sqmr_result *res)
 {
-    ildl_sqmr_result out = {0, 0, 0.0, 0.0, 0.0};
+    ildl_sqmr_result out = {0, 0, 0.0, 0.0, 0.0, 0};
     sqmr_state S;
     memset(&S, 0, sizeof S);
     int status = ILDL_SUCCESS, iter = 0, xbad = 0;
@@ -266,6 +278,8 @@ int ildl_sqmr(int32_t n, ildl_matvec_fn matvec, void *mctx, ildl_precond_fn prec
     if (S.best <= prm->tol) goto finish;
 
     status = sqmr_start(&S);
+    S.mark_iter = 0;
+    S.mark_est = S.tau / bnorm;
     if (status == ILDL_SUCCESS) {
         double t0 = ildl_wtime();
         status = sqmr_loop(&S, x, prm, &iter, &xbad, &xres);
@@ -283,6 +297,7 @@ finish:
         final = S.best;
     }
     out.iterations = iter;
+    out.stagnated = S.stagnated;
     out.true_residual = final;
     out.converged = final <= prm->tol;
     /* a preconditioner failure is always reported; otherwise success means converged */

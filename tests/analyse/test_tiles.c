@@ -64,7 +64,7 @@ static void prob_make(prob *P, int32_t nb, const int32_t *bstart, int lf, double
     memcpy(P->bstart, bstart, sizeof(int32_t) * (size_t)(nb + 1));
     assert_int_equal(ildl_coarse_build(&P->Ap, nb, bstart, lf, &P->C), ILDL_SUCCESS);
     assert_int_equal(ildl_levels_compute(&P->C, &P->L), ILDL_SUCCESS);
-    assert_int_equal(ildl_tiles_build(&P->Ap, P->src, P->perm, nb, bstart, &P->C, &P->L, rf,
+    assert_int_equal(ildl_tiles_build(&P->Ap, P->src, P->perm, nb, bstart, &P->C, &P->L, rf, 0,
                                       &P->T),
                      ILDL_SUCCESS);
 }

@@ -354,6 +354,123 @@ static void test_overflowing_solutions(void **state)
     ildl_destroy(h);
 }
 
+/* The ladder (docs/robustness.md) on the shifted 3D Laplacian T - 4 I of 8^3 rows (about a
+ * third of its eigenvalues negative): rung 0 (the defaults) and rung 1 stagnate, the complete
+ * factor (rung 2) solves it. What each rung did is reported, the residual is the true one, the
+ * rung stays for the next factorization, and the budgets and escalation = NONE / FILL hold. */
+static void ladder_problem(ildl_csr *A, double **b)
+{
+    ildl_test_laplace3d(8, 4.0, A);
+    *b = malloc(sizeof(double) * (size_t)A->n);
+    assert_non_null(*b);
+    for (int32_t i = 0; i < A->n; i++) (*b)[i] = 1.0 + (double)(i % 7);
+}
+
+static void test_ladder(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    double *b, *x;
+    ladder_problem(&A, &b);
+    int32_t n = A.n;
+    x = calloc((size_t)n, sizeof(double));
+    ildl_options o;
+    ildl_options_default(&o);
+    assert_int_equal(o.escalation, ILDL_ESCALATE_COMPLETE);
+    o.backend = ILDL_BACKEND_CPU;
+    ildl_handle *h = NULL;
+    ildl_info info;
+    assert_int_equal(ildl_setup(n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    ildl_get_info(h, &info);
+    assert_int_equal(info.rung, 0);
+    int64_t nnz0 = info.factor_nnz;
+    assert_int_equal(ildl_solve(h, b, x), ILDL_SUCCESS);
+    ildl_get_info(h, &info);
+    assert_int_equal(info.rung, 2);
+    assert_true(info.converged && info.true_residual <= o.tol);
+    assert_true(ildl_test_residual_ld(&A, x, b) <= o.tol);
+    assert_true(fabs(ildl_test_residual_ld(&A, x, b) - info.true_residual) <= 1e-3 * info.true_residual + 1e-16);
+    /* rungs 0 and 1 stopped by the stall window, rung 2 exact up to rounding */
+    assert_int_equal(info.rung_iterations[0], 200);
+    assert_int_equal(info.rung_iterations[1], 200);
+    assert_true(info.rung_iterations[2] >= 1 && info.rung_iterations[2] <= 3);
+    assert_int_equal(info.iterations, info.rung_iterations[2]);
+    assert_true(info.rung_factor_nnz[0] == nnz0 && info.rung_factor_nnz[1] > nnz0 &&
+                info.rung_factor_nnz[2] > info.rung_factor_nnz[1] && info.factor_nnz == info.rung_factor_nnz[2]);
+    for (int r = 0; r < ILDL_MAX_RUNGS; r++) assert_true(info.rung_seconds[r] > 0.0);
+    assert_true(info.num_levels > 0 && info.factor_capacity >= info.factor_nnz - n);
+    /* the rung stays: a refactorization and solve start there */
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    assert_int_equal(ildl_solve(h, b, x), ILDL_SUCCESS);
+    ildl_get_info(h, &info);
+    assert_true(info.rung == 2 && info.rung_iterations[0] == -1 && info.rung_iterations[1] == -1);
+    assert_true(ildl_test_residual_ld(&A, x, b) <= o.tol);
+    ildl_destroy(h);
+
+    /* no ladder: rung 0's result, today's behaviour */
+    o.escalation = ILDL_ESCALATE_NONE;
+    assert_int_equal(ildl_setup(n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    int st = ildl_solve(h, b, x);
+    ildl_get_info(h, &info);
+    assert_true(info.rung == 0 && info.rung_iterations[1] == -1 && info.rung_iterations[0] > 200);
+    assert_true(st == ILDL_SUCCESS || st == ILDL_ERR_NOT_CONVERGED);
+    ildl_destroy(h);
+    /* up to rung 1 only: it does not solve, rung 2 is not taken */
+    o.escalation = ILDL_ESCALATE_FILL;
+    assert_int_equal(ildl_setup(n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    st = ildl_solve(h, b, x);
+    ildl_get_info(h, &info);
+    assert_true(info.rung == 1 && info.rung_iterations[2] == -1 && info.rung_iterations[0] == 200);
+    assert_true(st == ILDL_SUCCESS || st == ILDL_ERR_NOT_CONVERGED);
+    if (st == ILDL_SUCCESS) assert_true(ildl_test_residual_ld(&A, x, b) <= o.tol);
+    ildl_destroy(h);
+
+    /* a memory budget between rung 1's factor and rung 2's: rung 2 refused with the entries it
+     * needs, before it allocates; the handle keeps rung 1's factor and stays usable */
+    o.escalation = ILDL_ESCALATE_COMPLETE;
+    o.escalation_max_bytes = 500e3;
+    assert_int_equal(ildl_setup(n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    st = ildl_solve(h, b, x);
+    ildl_get_info(h, &info);
+    assert_int_equal(st, ILDL_ERR_NOT_CONVERGED);
+    assert_true(info.rung == 1 && info.rung_iterations[2] == -1);
+    assert_true(info.rung_factor_nnz[2] * 10 > 500000 && info.rung_factor_nnz[2] > info.rung_factor_nnz[1]);
+    assert_non_null(strstr(ildl_last_error(h), "rung 2 refused"));
+    assert_non_null(strstr(ildl_last_error(h), "GiB"));
+    assert_true(isfinite(info.true_residual) &&
+                fabs(ildl_test_residual_ld(&A, x, b) - info.true_residual) <= 1e-6 * info.true_residual);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    assert_int_equal(ildl_solve(h, b, x), ILDL_ERR_NOT_CONVERGED);
+    ildl_destroy(h);
+    /* a time budget already spent: no rung after 0 */
+    o.escalation_max_bytes = 0.0;
+    o.escalation_max_seconds = 1e-9;
+    assert_int_equal(ildl_setup(n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    st = ildl_solve(h, b, x);
+    ildl_get_info(h, &info);
+    assert_int_equal(st, ILDL_ERR_NOT_CONVERGED);
+    assert_true(info.rung == 0 && info.rung_iterations[0] == 200 && info.rung_iterations[1] == -1);
+    assert_non_null(strstr(ildl_last_error(h), "not tried"));
+    ildl_destroy(h);
+    /* budgets out of range */
+    o.escalation_max_seconds = -1.0;
+    assert_int_equal(ildl_setup(n, A.rowptr, A.col, A.val, &o, &h), ILDL_ERR_INVALID_OPTION);
+    o.escalation_max_seconds = 0.0;
+    o.escalation_max_bytes = NAN;
+    assert_int_equal(ildl_setup(n, A.rowptr, A.col, A.val, &o, &h), ILDL_ERR_INVALID_OPTION);
+    o.escalation_max_bytes = 0.0;
+    o.escalation = 3;
+    assert_int_equal(ildl_setup(n, A.rowptr, A.col, A.val, &o, &h), ILDL_ERR_INVALID_OPTION);
+    free(b);
+    free(x);
+    ildl_csr_free(&A);
+}
+
 /* ildl_factor(h, NULL) factors the most recently accepted values again: setup's at first, then
  * those of the last ildl_factor whose values passed its checks; refused values change nothing. */
 static void test_factor_null_values(void **state)
@@ -815,6 +932,7 @@ int main(void)
         cmocka_unit_test(test_extreme_rhs),
         cmocka_unit_test(test_factor_null_values),
         cmocka_unit_test(test_overflowing_solutions),
+        cmocka_unit_test(test_ladder),
         cmocka_unit_test(test_solve_and_refactor),
         cmocka_unit_test(test_exact_preconditioner),
         cmocka_unit_test(test_gmc_fill_ordering),

@@ -43,7 +43,7 @@ static void build_tiles(const ildl_csr *A, int32_t nb, const int32_t *bstart, in
     ildl_levels L;
     assert_int_equal(ildl_coarse_build(A, nb, bstart, lf, &C), ILDL_SUCCESS);
     assert_int_equal(ildl_levels_compute(&C, &L), ILDL_SUCCESS);
-    assert_int_equal(ildl_tiles_build(A, src, perm, nb, bstart, &C, &L, ff, T), ILDL_SUCCESS);
+    assert_int_equal(ildl_tiles_build(A, src, perm, nb, bstart, &C, &L, ff, 0, T), ILDL_SUCCESS);
     ildl_tiles_load_values(T, A->val, s);
     ildl_coarse_free(&C);
     ildl_levels_free(&L);

@@ -41,7 +41,7 @@ static void factor(const ildl_csr *A, int maxbs, uint64_t seed, int lf, double f
     ildl_levels L;
     assert_int_equal(ildl_coarse_build(A, nb, bstart, lf < 0 ? nb : lf, &C), ILDL_SUCCESS);
     assert_int_equal(ildl_levels_compute(&C, &L), ILDL_SUCCESS);
-    assert_int_equal(ildl_tiles_build(A, src, perm, nb, bstart, &C, &L, ff, T), ILDL_SUCCESS);
+    assert_int_equal(ildl_tiles_build(A, src, perm, nb, bstart, &C, &L, ff, 0, T), ILDL_SUCCESS);
     ildl_tiles_load_values(T, A->val, s);
     ildl_factor_params p;
     memset(&p, 0, sizeof(p));

@@ -3,7 +3,8 @@
  * b is tiny, subnormal, huge or near DBL_MAX (the API scales such a b by a power of two); the
  * GPU's 2-norms equal the CPU's where the sum of squares over- or underflows (the scaled path
  * of krylov/reduce.h, host-driven and inside the step kernel); the device apply of such
- * vectors equals the host's. Skips without a GPU. */
+ * vectors equals the host's; the ladder takes the same rungs with the same results. Skips
+ * without a GPU. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -107,6 +108,55 @@ static void test_scaled_rhs(void **state)
 /* The GPU's 2-norms equal ildl_nrm2_fixed bit for bit on vectors whose squares over- or
  * underflow (and on NaN, Inf, zero), by the host-driven path and by the one-block fallback
  * that the step kernel takes; the fallback agrees with the plain sum to rounding elsewhere. */
+/* The ladder (docs/robustness.md) on the GPU: on T - 4 I of 8^3 rows rungs 0 and 1 stagnate and
+ * rung 2 (the complete factor) solves; the CUDA backend takes the same rungs with the same
+ * iterations, factors and x, bit for bit, as the CPU backend. Also with an initial guess. */
+static void test_ladder_agreement(void **state)
+{
+    (void)state;
+    if (ildl_cuda_device_count() <= 0) {
+        printf("SKIP: no CUDA device: GPU ladder test not run\n");
+        skip();
+        return;
+    }
+    ildl_csr A;
+    ildl_test_laplace3d(8, 4.0, &A);
+    int32_t n = A.n;
+    size_t bytes = sizeof(double) * (size_t)n;
+    double *b = malloc(bytes), *x0 = malloc(bytes), *xc = malloc(bytes), *xg = malloc(bytes);
+    for (int32_t i = 0; i < n; i++) {
+        b[i] = 1.0 + (double)(i % 7);
+        x0[i] = 0.25 * (double)(i % 3);
+    }
+    for (int guess = 0; guess <= 1; guess++) {
+        ildl_info ic, ig;
+        memcpy(xc, x0, bytes);
+        memcpy(xg, x0, bytes);
+        int sc = solve_on(&A, ILDL_BACKEND_CPU, guess, b, xc, &ic);
+        int sg = solve_on(&A, ILDL_BACKEND_CUDA, guess, b, xg, &ig);
+        printf("ladder (x0 %d): cpu %d gpu %d rung %d/%d iterations %lld,%lld,%lld / %lld,%lld,%lld x %s\n", guess,
+               sc, sg, ic.rung, ig.rung, (long long)ic.rung_iterations[0], (long long)ic.rung_iterations[1],
+               (long long)ic.rung_iterations[2], (long long)ig.rung_iterations[0], (long long)ig.rung_iterations[1],
+               (long long)ig.rung_iterations[2], memcmp(xc, xg, bytes) ? "DIFFER" : "equal");
+        assert_int_equal(sc, ILDL_SUCCESS);
+        assert_int_equal(sg, ILDL_SUCCESS);
+        assert_int_equal(ic.rung, 2);
+        assert_int_equal(ig.rung, 2);
+        for (int r = 0; r < ILDL_MAX_RUNGS; r++) {
+            assert_int_equal(ic.rung_iterations[r], ig.rung_iterations[r]);
+            assert_int_equal(ic.rung_factor_nnz[r], ig.rung_factor_nnz[r]);
+        }
+        assert_memory_equal(&ic.true_residual, &ig.true_residual, sizeof(double));
+        assert_memory_equal(xc, xg, bytes);
+        assert_true(ildl_test_residual_ld(&A, xg, b) <= 1e-6);
+    }
+    free(b);
+    free(x0);
+    free(xc);
+    free(xg);
+    ildl_csr_free(&A);
+}
+
 static void test_nrm2_device(void **state)
 {
     (void)state;
@@ -206,6 +256,7 @@ int main(void)
     setvbuf(stdout, NULL, _IONBF, 0);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scaled_rhs),
+        cmocka_unit_test(test_ladder_agreement),
         cmocka_unit_test(test_nrm2_device),
         cmocka_unit_test(test_device_apply_extreme),
     };

@@ -294,6 +294,65 @@ static void test_spd_laplacian(void **state)
     ildl_csr_free(&A);
 }
 
+/* The stall window (the ladder's stagnation rule, sqmr.h): with stall_window W, SQMR stops at
+ * the first iteration k = mark + W whose estimate is above ILDL_SQMR_STALL_DROP times the
+ * estimate at mark (mark starts at 0 with estimate 1 and moves to k where it is not), with
+ * NOT_CONVERGED and stagnated set; the iterations before are those of a run without it. */
+typedef struct { int n; double est[2001]; } est_log;
+static void log_est(void *ctx, int it, double est)
+{
+    est_log *L = ctx;
+    if (it >= 1 && it <= 2000) L->est[it] = est;
+    if (it > L->n) L->n = it;
+}
+
+static void test_stall_window(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    ildl_test_laplace2d(30, 0.0, &A);
+    int32_t n = A.n;
+    double *D = ildl_test_dense(&A);
+    double *b = malloc(sizeof(double) * n), *x = malloc(sizeof(double) * n);
+    rand_vec(n, 12, b);
+    ildl_sqmr_params prm = default_params(1e-12, 2000);
+    ildl_sqmr_result res;
+    est_log *L = calloc(1, sizeof *L);
+    prm.progress = log_est;
+    prm.progress_ctx = L;
+    int st = solve_checked(&A, D, NULL, NULL, b, x, &prm, &res);
+    assert_int_equal(st, ILDL_SUCCESS);
+    assert_int_equal(res.stagnated, 0);
+    int full = res.iterations;
+    for (int W = 3; W <= 12; W += 3) {
+        /* where the rule stops, from the estimates of the run without it */
+        int mark = 0, expect = -1;
+        double mark_est = 1.0;
+        for (int k = 1; k <= L->n; k++) {
+            if (L->est[k] <= prm.tol) break; /* a check would be due: never reached here */
+            if (k - mark >= W) {
+                if (!(L->est[k] <= ILDL_SQMR_STALL_DROP * mark_est)) { expect = k; break; }
+                mark = k;
+                mark_est = L->est[k];
+            }
+        }
+        assert_true(expect > 0 && expect < full); /* unpreconditioned: slow at first */
+        est_log *L2 = calloc(1, sizeof *L2);
+        prm.progress_ctx = L2;
+        prm.stall_window = W;
+        st = solve_checked(&A, D, NULL, NULL, b, x, &prm, &res);
+        assert_int_equal(st, ILDL_ERR_NOT_CONVERGED);
+        assert_int_equal(res.stagnated, 1);
+        assert_int_equal(res.iterations, expect);
+        for (int k = 1; k <= expect; k++) assert_true(L2->est[k] == L->est[k]);
+        assert_true(fabs(dense_relres(n, D, b, x) - res.true_residual) <= 1e-12);
+        free(L2);
+        prm.progress_ctx = L;
+    }
+    free(L); free(b); free(x); free(D);
+    ildl_csr_free(&A);
+}
+
 /* (b) indefinite shifted Laplacian with the exact inverse as preconditioner */
 static void test_indefinite_exact_prec(void **state)
 {
@@ -757,6 +816,7 @@ int main(void)
         cmocka_unit_test(test_nan_breakdown),
         cmocka_unit_test(test_breakdown),
         cmocka_unit_test(test_progress_and_args),
+        cmocka_unit_test(test_stall_window),
         cmocka_unit_test(test_iterate_seconds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

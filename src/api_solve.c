@@ -1,0 +1,337 @@
+/* api_solve.c -- ildl_solve: SQMR on the current factor, a right-hand side scaled where its norm
+ * would over- or underflow, and the ladder (docs/robustness.md): where SQMR fails, A is analysed
+ * and factored again with more fill, then completely, within the memory and time budgets. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "api_internal.h"
+#include "core/util.h"
+#include "krylov/reduce.h"
+#include "krylov/sqmr.h"
+
+/* ------------------------------------------------------------------ the ladder */
+
+/* The options of rung r (see ildl_escalation in blockildl.h) for the user's options u. */
+static void rung_options(const ildl_options *u, int rung, ildl_options *o)
+{
+    *o = *u;
+    if (rung == 1) {
+        if (o->fill_level < 3) o->fill_level = 3;
+        if (o->fill_factor > 0.0 && o->fill_factor < 16.0) o->fill_factor = 16.0;
+        if (o->drop_tol > 1e-6) o->drop_tol = 1e-6;
+    } else if (rung == 2) {
+        o->fill_level = ILDL_MAX_FILL_LEVEL;
+        o->fill_factor = 0.0;
+        o->drop_tol = 0.0;
+    }
+}
+
+/* The next rung above h's that escalation allows and whose factor differs from the current
+ * one (equal options would factor the same), or -1. */
+static int next_rung(const ildl_handle *h)
+{
+    for (int r = h->rung + 1; r <= h->user_opt.escalation; r++) {
+        ildl_options o;
+        rung_options(&h->user_opt, r, &o);
+        if (o.fill_level != h->opt.fill_level || o.fill_factor != h->opt.fill_factor ||
+            o.drop_tol != h->opt.drop_tol)
+            return r;
+    }
+    return -1;
+}
+
+/* Analyse A (its current values) with rung r's options and factor it: the new analysis and
+ * backend state replace h's. A factor of more entries than escalation_max_bytes allows is
+ * refused before anything of its size is allocated (ILDL_ERR_OUT_OF_MEMORY, *needed = its
+ * entries). On a failure before the factorization h keeps its analysis and factor; where the
+ * backend's state for them cannot be made again (the new one was tried first, for room on the
+ * device), h has none and is not factored: ildl_factor makes it again. */
+static int switch_rung(ildl_handle *h, int rung, int64_t *needed, char *msg, size_t msglen)
+{
+    ildl_options o;
+    rung_options(&h->user_opt, rung, &o);
+    int single = o.precision == ILDL_PREC_SINGLE;
+    double budget = h->user_opt.escalation_max_bytes > 0.0 ? h->user_opt.escalation_max_bytes
+                                                           : 0.5 * ildl_host_memory_bytes();
+    /* per entry: its value (8 or 4 bytes) and its 2-byte index */
+    int64_t max_entries = budget > 0.0 ? (int64_t)fmin(budget / (single ? 6.0 : 10.0), 9e18) : 0;
+    if (max_entries == 0 && budget > 0.0) max_entries = 1;
+    ildl_analysis an;
+    int st = ildl_analyse_within(&h->A, h->src, &o, max_entries, needed, &an, msg, msglen);
+    if (st) return st;
+    st = ildl_tiles_set_precision(&an.tiles, single);
+    if (st) {
+        ildl_analysis_free(&an);
+        ildl_msg(msg, msglen, "out of memory");
+        return st;
+    }
+    ildl_analysis old_an = h->an;
+    ildl_options old_opt = h->opt;
+    /* the old state goes first: its device memory makes room for the new one */
+    h->ops->destroy(h->bstate);
+    h->bstate = NULL;
+    h->factored = 0;
+    h->an = an; /* h->env points at h->an and h->opt */
+    h->opt = o;
+    st = h->ops->create(&h->env, &h->bstate, msg, msglen);
+    if (st) {
+        ildl_analysis_free(&h->an);
+        h->an = old_an;
+        h->opt = old_opt;
+        char m[256];
+        if (h->ops->create(&h->env, &h->bstate, m, sizeof m)) h->bstate = NULL;
+        else (void)ildl_api_factor(h, NULL); /* the old factor back, if it can be */
+        ildl_api_info_from_analysis(h);
+        return st;
+    }
+    ildl_analysis_free(&old_an);
+    h->rung = rung;
+    ildl_api_info_from_analysis(h);
+    return ildl_api_factor(h, NULL);
+}
+
+typedef struct { ildl_handle *h; } progress_ctx;
+static void progress_cb(void *ctx, int it, double est)
+{
+    ildl_handle *h = ctx;
+    if (h->opt.progress_fn) h->opt.progress_fn(h->opt.progress_ctx, it, est);
+    if (h->opt.verbosity >= 2) ildl_api_log(h, 2, "sqmr %5d  est. rel. residual %.3e", it, est);
+}
+
+/* The right-hand side's scaling: 0 when max |b_i| (bmax) is 0 or within [2^-256, 2^256], where
+ * SQMR's inner products cannot over- or underflow; otherwise the e of ildl_nrm2_exponent, and
+ * the solve runs on b * 2^-e (exact), its x scaled back by 2^e. */
+static int rhs_exponent(double bmax)
+{
+    if (bmax == 0.0 || (bmax >= 0x1p-256 && bmax <= 0x1p256)) return 0;
+    return ildl_nrm2_exponent(bmax);
+}
+
+/* *res = ||b - A x|| / ||b|| on the user's system (A as last factored) for the returned x,
+ * computed as ||bs - A xs|| / ||bs|| with bs = b 2^-e and xs = x 2^-e (the same ratio, in
+ * exact arithmetic; in floating point A x itself may overflow where A xs does not, and b - A x
+ * be subnormal where bs - A xs is not). ILDL_SUCCESS or ILDL_ERR_OUT_OF_MEMORY. */
+static int user_residual(const ildl_handle *h, const double *bs, int e, const double *x, double *res)
+{
+    int32_t n = h->A.n;
+    double *lanes = ildl_malloc(sizeof(double) * ILDL_DOT_LANES), *w = ildl_malloc(sizeof(double) * (size_t)n);
+    double *xs = ildl_malloc(sizeof(double) * (size_t)n);
+    if (!lanes || !w || !xs) {
+        free(lanes);
+        free(w);
+        free(xs);
+        return ILDL_ERR_OUT_OF_MEMORY;
+    }
+    for (int32_t i = 0; i < n; i++) xs[i] = ildl_scale_pow2(x[i], -e);
+    ildl_csr_matvec(&h->A, xs, w);
+    for (int32_t i = 0; i < n; i++) w[i] = bs[i] - w[i];
+    *res = ildl_nrm2_fixed(n, w, lanes) / ildl_nrm2_fixed(n, bs, lanes);
+    free(lanes);
+    free(w);
+    free(xs);
+    return ILDL_SUCCESS;
+}
+
+/* The solve on b * 2^-e (x0 * 2^-e), its x scaled back and its residual recomputed on the
+ * user's b: SQMR on a right-hand side whose norm would over- or underflow in its inner
+ * products. The result and status are those of the user's system. When the iterate, scaled
+ * back, exceeds the doubles (a singular or nearly singular A at b's scale), x is the initial
+ * guess instead (*overflow = 1), or 0 (*overflow = 2) without one or where the initial guess's
+ * own residual exceeds the doubles, with its residual. */
+static int solve_scaled(ildl_handle *h, const double *b, double *x, int e, const ildl_sqmr_params *prm,
+                        ildl_sqmr_result *res, int *overflow, char *msg, size_t msglen)
+{
+    int32_t n = h->A.n;
+    size_t bytes = sizeof(double) * (size_t)n;
+    double *bs = ildl_malloc(bytes), *x0 = prm->use_x0 ? ildl_malloc(bytes) : NULL;
+    *overflow = 0;
+    if (!bs || (prm->use_x0 && !x0)) {
+        free(bs);
+        free(x0);
+        return ILDL_ERR_OUT_OF_MEMORY;
+    }
+    for (int32_t i = 0; i < n; i++) bs[i] = ildl_scale_pow2(b[i], -e);
+    ildl_sqmr_params p = *prm;
+    if (x0) {
+        memcpy(x0, x, bytes);
+        int finite = 1;
+        for (int32_t i = 0; i < n; i++) {
+            x[i] = ildl_scale_pow2(x[i], -e);
+            finite &= ildl_isfinite(x[i]);
+        }
+        /* an x0 beyond the doubles at b's scale has a residual beyond them too: of no use, as
+         * an x0 whose A x0 overflows (sqmr.c), so the solve starts from 0 */
+        if (!finite) p.use_x0 = 0;
+    }
+    int st = h->ops->sqmr(h->bstate, bs, x, &p, res, msg, msglen);
+    double r = 0.0;
+    if (st == ILDL_SUCCESS || st == ILDL_ERR_NOT_CONVERGED || st == ILDL_ERR_BREAKDOWN) {
+        int finite = 1;
+        for (int32_t i = 0; i < n; i++) {
+            x[i] = ildl_scale_pow2(x[i], e);
+            finite &= ildl_isfinite(x[i]);
+        }
+        int st2 = finite ? user_residual(h, bs, e, x, &r) : ILDL_SUCCESS;
+        if (!st2 && (!finite || !ildl_isfinite(r))) {
+            *overflow = 2;
+            if (x0) {
+                memcpy(x, x0, bytes);
+                st2 = user_residual(h, bs, e, x, &r);
+                if (!st2 && ildl_isfinite(r)) *overflow = 1;
+            }
+            if (*overflow == 2) { /* x = 0: the residual is b's, 1 */
+                memset(x, 0, bytes);
+                st2 = user_residual(h, bs, e, x, &r);
+            }
+            if (st == ILDL_SUCCESS) st = ILDL_ERR_NOT_CONVERGED;
+        }
+        if (st2) {
+            ildl_msg(msg, msglen, "out of memory");
+            st = st2;
+        }
+    } else if (x0) {
+        memcpy(x, x0, bytes); /* refused: x as given */
+    }
+    free(bs);
+    free(x0);
+    if (st != ILDL_SUCCESS && st != ILDL_ERR_NOT_CONVERGED && st != ILDL_ERR_BREAKDOWN) return st;
+    res->true_residual = r;
+    res->converged = r <= prm->tol;
+    if (res->converged && st != ILDL_SUCCESS) st = ILDL_SUCCESS;
+    if (!res->converged && st == ILDL_SUCCESS) st = ILDL_ERR_NOT_CONVERGED;
+    return st;
+}
+
+/* One SQMR solve on the current factor (b scaled where it needs to be): status, result, and
+ * whether the iterate overflowed (1: x is the initial guess, 2: x = 0). */
+static int solve_rung(ildl_handle *h, const double *b, double *x, int e, const ildl_sqmr_params *prm,
+                      ildl_sqmr_result *res, int *overflow, char *msg, size_t msglen)
+{
+    memset(res, 0, sizeof *res);
+    *overflow = 0;
+    msg[0] = 0;
+    if (e) return solve_scaled(h, b, x, e, prm, res, overflow, msg, msglen);
+    return h->ops->sqmr(h->bstate, b, x, prm, res, msg, msglen);
+}
+
+int ildl_api_solve(ildl_handle *h, const double *b, double *x)
+{
+    if (!h) return ILDL_ERR_NULL_ARGUMENT;
+    if (!b || !x) return ildl_api_fail(h, ILDL_ERR_NULL_ARGUMENT, "b and x must not be NULL");
+    if (b == x) return ildl_api_fail(h, ILDL_ERR_INVALID_OPTION, "x must not alias b");
+    if (!h->factored) return ildl_api_fail(h, ILDL_ERR_CALL_ORDER, "ildl_solve called before a successful ildl_factor");
+    int32_t n = h->A.n;
+    double bmax = 0.0;
+    for (int32_t i = 0; i < n; i++) {
+        if (!isfinite(b[i])) return ildl_api_fail(h, ILDL_ERR_NAN_INF, "b[%d] = %g", (int)i, b[i]);
+        if (fabs(b[i]) > bmax) bmax = fabs(b[i]);
+    }
+    if (h->opt.use_initial_guess)
+        for (int32_t i = 0; i < n; i++)
+            if (!isfinite(x[i])) return ildl_api_fail(h, ILDL_ERR_NAN_INF, "initial guess x[%d] = %g", (int)i, x[i]);
+    double t0 = ildl_wtime();
+    ildl_sqmr_params prm = {
+        .tol = h->opt.tol,
+        .max_iter = h->opt.max_iter,
+        .check_every = h->opt.check_every,
+        .use_x0 = h->opt.use_initial_guess,
+        .progress = (h->opt.progress_fn || h->opt.verbosity >= 2) ? progress_cb : NULL,
+        .progress_ctx = h,
+    };
+    ildl_info *I = &h->info;
+    for (int r = 0; r < ILDL_MAX_RUNGS; r++) {
+        I->rung_iterations[r] = -1;
+        I->rung_factor_nnz[r] = -1;
+        I->rung_seconds[r] = 0.0;
+    }
+    /* the ladder restarts from the caller's x: kept only where a rung may follow */
+    double *x0 = NULL;
+    if (prm.use_x0 && next_rung(h) >= 0) {
+        x0 = ildl_malloc(sizeof(double) * (size_t)n);
+        if (!x0) return ildl_api_fail(h, ILDL_ERR_OUT_OF_MEMORY, "out of memory");
+        memcpy(x0, x, sizeof(double) * (size_t)n);
+    }
+    ildl_sqmr_result res;
+    int e = rhs_exponent(bmax), st, overflow = 0;
+    char msg[sizeof h->err] = "", why[sizeof h->err] = ""; /* why: what stopped the ladder */ /* not h->err itself: ildl_api_fail() formats into it */
+    double t_rung = t0;
+    for (;;) {
+        /* where a higher rung may follow, a stagnating SQMR stops early (krylov/sqmr.h) */
+        prm.stall_window = next_rung(h) >= 0 ? ILDL_SQMR_STALL_WINDOW : 0;
+        st = solve_rung(h, b, x, e, &prm, &res, &overflow, msg, sizeof msg);
+        int r = h->rung;
+        I->rung_iterations[r] = res.iterations;
+        I->rung_factor_nnz[r] = I->factor_nnz;
+        I->rung_seconds[r] += ildl_wtime() - t_rung;
+        if (st != ILDL_ERR_NOT_CONVERGED && st != ILDL_ERR_BREAKDOWN) break;
+        int next = next_rung(h);
+        if (next < 0) break;
+        double spent = ildl_wtime() - t0, limit = h->user_opt.escalation_max_seconds;
+        if (limit > 0.0 && spent >= limit) {
+            snprintf(why, sizeof why, "; rung %d not tried: %.3g s spent of escalation_max_seconds = %g", next,
+                     spent, limit);
+            break;
+        }
+        ildl_api_log(h, 1, "ladder: rung %d did not converge (true relative residual %.3e after %d iterations%s); "
+                "rung %d", r, res.true_residual, res.iterations, res.stagnated ? ", stagnated" : "", next);
+        /* x holds rung r's result until rung `next` has a factor */
+        t_rung = ildl_wtime();
+        char m[sizeof h->err] = "";
+        int64_t needed = 0;
+        int st2 = switch_rung(h, next, &needed, m, sizeof m);
+        I->rung_seconds[next] = ildl_wtime() - t_rung;
+        if (st2 == ILDL_ERR_OUT_OF_MEMORY && needed > 0) I->rung_factor_nnz[next] = needed;
+        if (st2 && !h->factored && h->rung != next) {
+            snprintf(why, sizeof why, "; rung %d failed (%.300s) and rung %d's factor could not be restored", next, m, r);
+            break;
+        }
+        if (st2 && h->rung == next) { /* its factorization failed: rung r's factor back */
+            char m2[sizeof h->err] = "";
+            int64_t nd = 0;
+            int st3 = switch_rung(h, r, &nd, m2, sizeof m2);
+            snprintf(why, sizeof why, "; rung %d's factorization failed (%.300s)%s", next, h->err,
+                     st3 ? ", and rung's factor could not be restored" : "");
+            if (st3) { st = st3; snprintf(msg, sizeof msg, "%s", m2); }
+            break;
+        }
+        if (st2 == ILDL_ERR_OUT_OF_MEMORY && needed > 0) {
+            double per = h->opt.precision == ILDL_PREC_SINGLE ? 6.0 : 10.0;
+            snprintf(why, sizeof why, "; rung %d refused: its factor needs %lld entries (%.2f GiB), more than "
+                     "escalation_max_bytes allows (%.2f GiB)", next, (long long)needed,
+                     (double)needed * per / 1073741824.0,
+                     (h->user_opt.escalation_max_bytes > 0.0 ? h->user_opt.escalation_max_bytes
+                                                             : 0.5 * ildl_host_memory_bytes()) / 1073741824.0);
+            break;
+        }
+        if (st2) {
+            snprintf(why, sizeof why, "; rung %d refused: %.300s", next, m);
+            break;
+        }
+        ildl_api_log(h, 1, "ladder: rung %d factored: %lld entries (%.3f s)", next, (long long)I->factor_nnz,
+                I->rung_seconds[next]);
+        if (x0) memcpy(x, x0, sizeof(double) * (size_t)n);
+    }
+    free(x0);
+    I->iterations = res.iterations;
+    I->converged = res.converged;
+    I->true_residual = res.true_residual;
+    I->estimated_residual = res.est_residual;
+    I->solve_seconds = ildl_wtime() - t0;
+    I->iterate_seconds = res.iterate_seconds;
+    ildl_api_log(h, 1, "solve: %s after %d iterations on rung %d, true relative residual %.3e (%.3f s)",
+            res.converged ? "converged" : "NOT converged", res.iterations, h->rung, res.true_residual,
+            I->solve_seconds);
+    if (st == ILDL_ERR_NOT_CONVERGED && overflow)
+        ildl_api_fail(h, st, "the iterate exceeds the largest double at b's scale (is A singular?): x is the %s, true "
+             "relative residual %.3e%s", overflow == 1 ? "initial guess" : "zero vector", res.true_residual, why);
+    else if (st == ILDL_ERR_NOT_CONVERGED)
+        ildl_api_fail(h, st, "true relative residual %.3e > tol %.1e after %d iterations%s%s", res.true_residual,
+             h->opt.tol, res.iterations, res.stagnated ? " (stagnated)" : "", why);
+    else if (st == ILDL_ERR_BREAKDOWN)
+        ildl_api_fail(h, st, "SQMR breakdown after %d iterations (true relative residual %.3e)%s",
+             res.iterations, res.true_residual, why);
+    else if (st)
+        ildl_api_fail(h, st, "%s", msg[0] ? msg : ildl_strerror(st));
+    return st;
+}
