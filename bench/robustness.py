@@ -329,7 +329,8 @@ def solve(a, m, opts):
         for k in ("n", "nnz", "converged", "true_residual", "iterations", "error_vs_ones",
                   "read_s", "setup_s", "factor_s", "solve_s", "iterate_s", "factor_nnz", "fill",
                   "blocks", "levels", "perturbed", "pivots_2x2", "ordering_used", "status",
-                  "status_code", "phase", "message", "device"):
+                  "status_code", "phase", "message", "device", "rung", "rung_iterations",
+                  "rung_factor_nnz", "rung_seconds"):
             if k in j:
                 rec[k] = j[k]
     rec["converged"] = rec["outcome"] == "converged"
@@ -338,7 +339,16 @@ def solve(a, m, opts):
 
 # ------------------------------------------------------------------ reports
 
-COLS = ("problem", "family", "n", "nnz", "result", "iter", "true res", "setup s", "factor s",
+
+def rung_text(r):
+    """The ladder's rung that gave the result, with each tried rung's iterations (the CLI's
+    rung_iterations; -1 = not tried), e.g. "2 (200+200+1)"; "" for records without them."""
+    if not r or r.get("rung") is None or r.get("phase") != "solve":
+        return ""
+    its = [str(i) for i in (r.get("rung_iterations") or []) if i is not None and i >= 0]
+    return f"{r['rung']} ({'+'.join(its)})" if len(its) > 1 else str(r["rung"])
+
+COLS = ("problem", "family", "n", "nnz", "result", "rung", "iter", "true res", "setup s", "factor s",
         "solve s", "factor nnz", "exit")
 
 
@@ -416,7 +426,7 @@ def write_reports(a, members, recs, meta):
     for m in members:
         r = recs.get(m["name"], {})
         row = [m["name"], m["family"], fmt(r.get("n") or m.get("n_header") or m.get("n_formula"), "i"),
-               fmt(r.get("nnz"), "i"), result_text(r) if r else "pending",
+               fmt(r.get("nnz"), "i"), result_text(r) if r else "pending", rung_text(r),
                fmt(r.get("iterations") if r.get("phase") == "solve" else None, ""),
                fmt(r.get("true_residual"), "e"), fmt(r.get("setup_s"), "t"),
                fmt(r.get("factor_s"), "t"), fmt(r.get("solve_s"), "t"),

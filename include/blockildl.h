@@ -239,7 +239,7 @@ typedef struct ildl_info {
     int32_t num_2x2_pivots;   /* 2x2 pivots in D */
     int32_t num_perturbed;    /* pivots perturbed because they were near zero */
     int32_t inertia_pos, inertia_neg, inertia_zero; /* of D */
-    int iterations;           /* SQMR iterations of the last solve */
+    int iterations;           /* SQMR iterations of the last solve (over all its rungs) */
     int converged;            /* 1 if the true relative residual met tol */
     double true_residual;     /* ||b - A x|| / ||b|| of the returned x, original system */
     double estimated_residual;/* SQMR's own estimate at exit */
@@ -344,7 +344,8 @@ int ildl_factor(ildl_handle *h, const double *values);
  * fall of its estimate in ILDL_SQMR_STALL_WINDOW = 200 iterations), ildl_solve analyses and
  * factors A again on the next rung and solves again from the same start, within
  * options.escalation_max_bytes and escalation_max_seconds. info.rung, rung_iterations,
- * rung_factor_nnz and rung_seconds say what each rung did; info.iterations are the last rung's.
+ * rung_factor_nnz and rung_seconds say what each rung did; info.iterations is their sum, and
+ * progress_fn numbers the iterations across the rungs (1, 2, ... of the whole solve).
  * A rung that cannot be taken (memory, time, a failed factorization) ends the ladder with the
  * previous rung's result and factor, the message saying why. The rung reached stays for later
  * calls. ildl_apply does not climb: it applies the current factor. */

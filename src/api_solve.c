@@ -91,10 +91,10 @@ static int switch_rung(ildl_handle *h, int rung, int64_t *needed, char *msg, siz
     return ildl_api_factor(h, NULL);
 }
 
-typedef struct { ildl_handle *h; } progress_ctx;
 static void progress_cb(void *ctx, int it, double est)
 {
     ildl_handle *h = ctx;
+    it += h->iter_base; /* numbered across the ladder's rungs: 1, 2, ... of the whole solve */
     if (h->opt.progress_fn) h->opt.progress_fn(h->opt.progress_ctx, it, est);
     if (h->opt.verbosity >= 2) ildl_api_log(h, 2, "sqmr %5d  est. rel. residual %.3e", it, est);
 }
@@ -256,12 +256,15 @@ int ildl_api_solve(ildl_handle *h, const double *b, double *x)
     int e = rhs_exponent(bmax), st, overflow = 0;
     char msg[sizeof h->err] = "", why[sizeof h->err] = ""; /* why: what stopped the ladder */ /* not h->err itself: ildl_api_fail() formats into it */
     double t_rung = t0;
+    int total = 0; /* SQMR iterations over the rungs */
     for (;;) {
+        h->iter_base = total;
         /* where a higher rung may follow, a stagnating SQMR stops early (krylov/sqmr.h) */
         prm.stall_window = next_rung(h) >= 0 ? ILDL_SQMR_STALL_WINDOW : 0;
         st = solve_rung(h, b, x, e, &prm, &res, &overflow, msg, sizeof msg);
         int r = h->rung;
         I->rung_iterations[r] = res.iterations;
+        total += res.iterations;
         I->rung_factor_nnz[r] = I->factor_nnz;
         I->rung_seconds[r] += ildl_wtime() - t_rung;
         if (st != ILDL_ERR_NOT_CONVERGED && st != ILDL_ERR_BREAKDOWN) break;
@@ -313,14 +316,14 @@ int ildl_api_solve(ildl_handle *h, const double *b, double *x)
         if (x0) memcpy(x, x0, sizeof(double) * (size_t)n);
     }
     free(x0);
-    I->iterations = res.iterations;
+    I->iterations = total;
     I->converged = res.converged;
     I->true_residual = res.true_residual;
     I->estimated_residual = res.est_residual;
     I->solve_seconds = ildl_wtime() - t0;
     I->iterate_seconds = res.iterate_seconds;
-    ildl_api_log(h, 1, "solve: %s after %d iterations on rung %d, true relative residual %.3e (%.3f s)",
-            res.converged ? "converged" : "NOT converged", res.iterations, h->rung, res.true_residual,
+    ildl_api_log(h, 1, "solve: %s after %d iterations (%d on rung %d), true relative residual %.3e (%.3f s)",
+            res.converged ? "converged" : "NOT converged", total, res.iterations, h->rung, res.true_residual,
             I->solve_seconds);
     if (st == ILDL_ERR_NOT_CONVERGED && overflow)
         ildl_api_fail(h, st, "the iterate exceeds the largest double at b's scale (is A singular?): x is the %s, true "
