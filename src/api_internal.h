@@ -12,7 +12,8 @@ struct ildl_handle {
     ildl_options opt;      /* the options of the current rung (rung 0: user_opt) */
     ildl_options user_opt; /* the options as given */
     int rung;              /* the ladder's rung of the analysis and factor (ildl_escalation) */
-    int iter_base;         /* ildl_solve: iterations of its earlier rungs (progress numbering) */
+    int iter_base;         /* ildl_solve: iterations its earlier rungs reported (progress numbering) */
+    int iter_last;         /* the last iteration the current rung reported */
     int backend;          /* resolved: CPU or CUDA */
     ildl_csr A;           /* user's matrix, sorted; values follow the last factor call */
     int64_t *src;         /* [nnz] sorted slot -> index in the user's arrays */

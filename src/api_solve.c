@@ -47,6 +47,16 @@ static int next_rung(const ildl_handle *h)
  * entries). On a failure before the factorization h keeps its analysis and factor; where the
  * backend's state for them cannot be made again (the new one was tried first, for room on the
  * device), h has none and is not factored: ildl_factor makes it again. */
+/* Factor h's current values for a rung: ildl_factor's work, but info.factor_seconds stays that
+ * of the caller's last ildl_factor (the rung's time is in rung_seconds). */
+static int rung_factor(ildl_handle *h)
+{
+    double t = h->info.factor_seconds;
+    int st = ildl_api_factor(h, NULL);
+    h->info.factor_seconds = t;
+    return st;
+}
+
 static int switch_rung(ildl_handle *h, int rung, int64_t *needed, char *msg, size_t msglen)
 {
     ildl_options o;
@@ -81,19 +91,20 @@ static int switch_rung(ildl_handle *h, int rung, int64_t *needed, char *msg, siz
         h->opt = old_opt;
         char m[256];
         if (h->ops->create(&h->env, &h->bstate, m, sizeof m)) h->bstate = NULL;
-        else (void)ildl_api_factor(h, NULL); /* the old factor back, if it can be */
+        else (void)rung_factor(h); /* the old factor back, if it can be */
         ildl_api_info_from_analysis(h);
         return st;
     }
     ildl_analysis_free(&old_an);
     h->rung = rung;
     ildl_api_info_from_analysis(h);
-    return ildl_api_factor(h, NULL);
+    return rung_factor(h);
 }
 
 static void progress_cb(void *ctx, int it, double est)
 {
     ildl_handle *h = ctx;
+    h->iter_last = it;
     it += h->iter_base; /* numbered across the ladder's rungs: 1, 2, ... of the whole solve */
     if (h->opt.progress_fn) h->opt.progress_fn(h->opt.progress_ctx, it, est);
     if (h->opt.verbosity >= 2) ildl_api_log(h, 2, "sqmr %5d  est. rel. residual %.3e", it, est);
@@ -257,8 +268,10 @@ int ildl_api_solve(ildl_handle *h, const double *b, double *x)
     char msg[sizeof h->err] = "", why[sizeof h->err] = ""; /* why: what stopped the ladder */ /* not h->err itself: ildl_api_fail() formats into it */
     double t_rung = t0;
     int total = 0; /* SQMR iterations over the rungs */
+    h->iter_base = h->iter_last = 0;
     for (;;) {
-        h->iter_base = total;
+        h->iter_base += h->iter_last; /* continue after what the previous rung reported */
+        h->iter_last = 0;
         /* where a higher rung may follow, a stagnating SQMR stops early (krylov/sqmr.h) */
         prm.stall_window = next_rung(h) >= 0 ? ILDL_SQMR_STALL_WINDOW : 0;
         st = solve_rung(h, b, x, e, &prm, &res, &overflow, msg, sizeof msg);
@@ -266,7 +279,7 @@ int ildl_api_solve(ildl_handle *h, const double *b, double *x)
         I->rung_iterations[r] = res.iterations;
         total += res.iterations;
         I->rung_factor_nnz[r] = I->factor_nnz;
-        I->rung_seconds[r] += ildl_wtime() - t_rung;
+        I->rung_seconds[r] = ildl_wtime() - t_rung; /* since its analysis began (rung 0: its SQMR) */
         if (st != ILDL_ERR_NOT_CONVERGED && st != ILDL_ERR_BREAKDOWN) break;
         int next = next_rung(h);
         if (next < 0) break;

@@ -385,6 +385,7 @@ static void test_ladder(void **state)
     ildl_get_info(h, &info);
     assert_int_equal(info.rung, 0);
     int64_t nnz0 = info.factor_nnz;
+    double tf = info.factor_seconds;
     assert_int_equal(ildl_solve(h, b, x), ILDL_SUCCESS);
     ildl_get_info(h, &info);
     assert_int_equal(info.rung, 2);
@@ -398,7 +399,15 @@ static void test_ladder(void **state)
     assert_int_equal(info.iterations, 400 + info.rung_iterations[2]);
     assert_true(info.rung_factor_nnz[0] == nnz0 && info.rung_factor_nnz[1] > nnz0 &&
                 info.rung_factor_nnz[2] > info.rung_factor_nnz[1] && info.factor_nnz == info.rung_factor_nnz[2]);
-    for (int r = 0; r < ILDL_MAX_RUNGS; r++) assert_true(info.rung_seconds[r] > 0.0);
+    /* each rung's time since its analysis began: together the solve's; factor_seconds stays the
+     * caller's ildl_factor */
+    double sum = 0.0;
+    for (int r = 0; r < ILDL_MAX_RUNGS; r++) {
+        assert_true(info.rung_seconds[r] > 0.0);
+        sum += info.rung_seconds[r];
+    }
+    assert_true(sum <= info.solve_seconds * (1 + 1e-12) && sum >= 0.5 * info.solve_seconds);
+    assert_true(info.factor_seconds == tf);
     assert_true(info.num_levels > 0 && info.factor_capacity >= info.factor_nnz - n);
     /* the rung stays: a refactorization and solve start there */
     assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);

@@ -40,7 +40,8 @@
  *      ildl_factor: NaN/Inf -> NAN_INF, clearly asymmetric -> NOT_SYMMETRIC
  *   A7 call order: ildl_solve/ildl_apply before a (successful) factor -> CALL_ORDER
  *   A8 ildl_info: n, nnz, backend after setup; inertia sums to n after a factorization
- *   A9 a second solve of the same system gives the same bits
+ *   A9 a second solve of the same system gives the same bits; it starts on the ladder's rung the
+ *      first reached, so its iterations are the first's on that rung
  *   A10 ildl_solve returns NAN_INF exactly when b or the initial guess has a NaN/Inf (an initial
  *      guess whose A x0 overflows is not used)
  *   A11 setup refuses an option outside the range blockildl.h documents
@@ -719,9 +720,11 @@ static void solve_and_check(ildl_handle *h, const ildl_options *o, const csr *C,
         if (st2 != st) fail("A9", "second solve returned %d, first %d", st2, st);
         if (st == ILDL_SUCCESS || st == ILDL_ERR_NOT_CONVERGED || st == ILDL_ERR_BREAKDOWN) {
             if (memcmp(x, x2, vb) != 0) fail("A9", "second solve gave other bits of x");
-            if (i2.iterations != info.iterations || memcmp(&i2.true_residual, &info.true_residual, sizeof(double)))
-                fail("A9", "second solve: %d iterations, residual %.17g; first %d, %.17g", i2.iterations,
-                     i2.true_residual, info.iterations, info.true_residual);
+            if (i2.rung != info.rung || i2.iterations != info.rung_iterations[info.rung] ||
+                memcmp(&i2.true_residual, &info.true_residual, sizeof(double)))
+                fail("A9", "second solve: rung %d, %d iterations, residual %.17g; first: rung %d, %lld "
+                     "iterations there, %.17g", i2.rung, i2.iterations, i2.true_residual, info.rung,
+                     (long long)info.rung_iterations[info.rung], info.true_residual);
         }
         free(x2);
     }
