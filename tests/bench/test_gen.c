@@ -1114,6 +1114,7 @@ static void test_shared_afiro_kkt(void **state)
     assert_int_equal(ildl_gen_kkt_lp_file(path, &o, &K2, &info, NULL, msg, sizeof msg), 0);
     assert_memory_equal(K.col, K2.col, sizeof(int32_t) * (size_t)K.rowptr[K.n]);
     for (int32_t j = 0; j < ls.n; j++) assert_near(log10(kget(&K2, j, j)), 2.0 * log10(kget(&K, j, j)), 1e-12);
+    ildl_csr_free(&K2);
     o.decades = -1.0;
     assert_int_equal(ildl_gen_kkt_lp_file(path, &o, &K2, &info, NULL, msg, sizeof msg),
                      ILDL_ERR_INVALID_OPTION);
