@@ -409,6 +409,28 @@ static void test_ladder(void **state)
     assert_true(sum <= info.solve_seconds * (1 + 1e-12) && sum >= 0.5 * info.solve_seconds);
     assert_true(info.factor_seconds == tf);
     assert_true(info.num_levels > 0 && info.factor_capacity >= info.factor_nnz - n);
+    /* rung 2 took the smallest of three complete analyses: the options' BR + AUTO, RB + METIS
+     * and RB + AMD (the first on ties) */
+    {
+        int64_t best = -1;
+        const int blk[3] = {ILDL_BLOCKING_BR, ILDL_BLOCKING_RB, ILDL_BLOCKING_RB};
+        const int ord[3] = {ILDL_ORDER_AUTO, ILDL_ORDER_METIS, ILDL_ORDER_AMD};
+        for (int c = 0; c < 3; c++) {
+            ildl_options oc = o;
+            oc.fill_level = ILDL_MAX_FILL_LEVEL;
+            oc.fill_factor = 0.0;
+            oc.drop_tol = 0.0;
+            oc.blocking = blk[c];
+            oc.ordering = ord[c];
+            ildl_handle *hc = NULL;
+            ildl_info ic;
+            assert_int_equal(ildl_setup(n, A.rowptr, A.col, A.val, &oc, &hc), ILDL_SUCCESS);
+            ildl_get_info(hc, &ic);
+            if (best < 0 || ic.factor_capacity < best) best = ic.factor_capacity;
+            ildl_destroy(hc);
+        }
+        assert_int_equal(info.factor_capacity, best);
+    }
     /* the rung stays: a refactorization and solve start there */
     assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
     assert_int_equal(ildl_solve(h, b, x), ILDL_SUCCESS);
