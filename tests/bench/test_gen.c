@@ -682,18 +682,25 @@ static void test_scale(void **state)
     ildl_gen_lp_free(&lp);
 }
 
+/* The LP of test_kkt_seed and test_kkt_decades: 2 rows over n columns, row 0 all ones, row 1
+ * ones in the odd columns. */
+static void two_row_lp(int n, ildl_gen_lp *lp)
+{
+    double *A = calloc(2 * (size_t)n, sizeof(double));
+    assert_non_null(A);
+    for (int j = 0; j < n; j++) A[j] = 1.0, A[n + j] = (j % 2) ? 1.0 : 0.0;
+    make_lp(2, n, A, lp);
+    free(A);
+}
+
 /* Same seed: bitwise equal K; another seed: same pattern, different D; D spans six decades
  * log-uniformly. */
 static void test_kkt_seed(void **state)
 {
     (void)state;
     enum { N = 4000 };
-    double *A = calloc(2 * N, sizeof(double));
-    assert_non_null(A);
-    for (int j = 0; j < N; j++) A[j] = 1.0, A[N + j] = (j % 2) ? 1.0 : 0.0;
     ildl_gen_lp lp;
-    make_lp(2, N, A, &lp);
-    free(A);
+    two_row_lp(N, &lp);
     ildl_csr K1, K2, K3;
     char msg[128];
     assert_int_equal(ildl_gen_kkt_lp(&lp, 12345, 0.0, &K1, NULL, msg, sizeof msg), 0);
@@ -731,12 +738,8 @@ static void test_kkt_decades(void **state)
 {
     (void)state;
     enum { N = 4000 };
-    double *A = calloc(2 * N, sizeof(double));
-    assert_non_null(A);
-    for (int j = 0; j < N; j++) A[j] = 1.0, A[N + j] = (j % 2) ? 1.0 : 0.0;
     ildl_gen_lp lp;
-    make_lp(2, N, A, &lp);
-    free(A);
+    two_row_lp(N, &lp);
     char msg[128];
     ildl_csr K0, K6, K12, Kz;
     assert_int_equal(ildl_gen_kkt_lp(&lp, 7, 0.0, &K0, NULL, msg, sizeof msg), 0);
