@@ -85,6 +85,22 @@ static int analyse_after_blocking(const ildl_csr *A, const int64_t *src, const i
     st = ildl_coarse_build(&Ap, an->blk.nb, an->blk.bstart, o->fill_level, &an->coarse);
     if (st) goto cleanup;
     an->t_fill = ildl_wtime() - t;
+    if (max_entries > 0 && !(o->fill_factor > 0.0)) {
+        /* unlimited capacity: every tile dense, so the factor's entries are known here, before
+         * the level sets and the tile store (whose per-tile arrays are large too) */
+        int64_t need = 0;
+        const int32_t *bs = an->blk.bstart;
+        for (int32_t i = 0; i < an->blk.nb; i++)
+            for (int64_t p = an->coarse.row_ptr[i]; p < an->coarse.row_ptr[i + 1]; p++) {
+                int32_t j = an->coarse.col[p];
+                need += (int64_t)(bs[i + 1] - bs[i]) * (int64_t)(bs[j + 1] - bs[j]);
+            }
+        if (need > max_entries) {
+            an->needed_entries = need;
+            st = ILDL_ERR_OUT_OF_MEMORY;
+            goto cleanup;
+        }
+    }
     t = ildl_wtime();
     st = ildl_levels_compute(&an->coarse, &an->levels);
     if (st) goto cleanup;

@@ -261,6 +261,7 @@ int ildl_coarse_build(const ildl_csr *Ap, int32_t nb, const int32_t *bstart, int
     coarse_buf b = {0, 0, NULL, NULL, NULL};
     if (lf < 0) lf = 0;
     memset(out, 0, sizeof(*out));
+    if (lf >= ILDL_MAX_FILL_LEVEL) return ildl_coarse_build_complete(Ap, nb, bstart, out);
     /* one thread: the sequential rule does less work than the two-pass parallel path */
     if (lf <= 1 && ildl_max_threads() > 1) return coarse_build_low(Ap, nb, bstart, lf, out);
 
