@@ -113,15 +113,23 @@ static int rung_analyse(ildl_handle *h, int rung, int64_t max_entries, ildl_opti
     return st;
 }
 
+/* The ladder's memory budget in bytes: escalation_max_bytes, or half the host's memory. */
+static double rung_budget(const ildl_handle *h)
+{
+    double b = h->user_opt.escalation_max_bytes;
+    return b > 0.0 ? b : 0.5 * ildl_host_memory_bytes();
+}
+
+/* Bytes per factor entry: its value (8 or 4 bytes) and its 2-byte index. */
+static double entry_bytes(const ildl_options *o) { return o->precision == ILDL_PREC_SINGLE ? 6.0 : 10.0; }
+
 static int switch_rung(ildl_handle *h, int rung, int64_t *needed, char *msg, size_t msglen)
 {
     ildl_options o;
     rung_options(&h->user_opt, rung, &o);
     int single = o.precision == ILDL_PREC_SINGLE;
-    double budget = h->user_opt.escalation_max_bytes > 0.0 ? h->user_opt.escalation_max_bytes
-                                                           : 0.5 * ildl_host_memory_bytes();
-    /* per entry: its value (8 or 4 bytes) and its 2-byte index */
-    int64_t max_entries = budget > 0.0 ? (int64_t)fmin(budget / (single ? 6.0 : 10.0), 9e18) : 0;
+    double budget = rung_budget(h);
+    int64_t max_entries = budget > 0.0 ? (int64_t)fmin(budget / entry_bytes(&o), 9e18) : 0;
     if (max_entries == 0 && budget > 0.0) max_entries = 1;
     ildl_analysis an;
     int st = rung_analyse(h, rung, max_entries, &o, needed, &an, msg, msglen);
@@ -368,12 +376,9 @@ int ildl_api_solve(ildl_handle *h, const double *b, double *x)
             break;
         }
         if (st2 == ILDL_ERR_OUT_OF_MEMORY && needed > 0) {
-            double per = h->opt.precision == ILDL_PREC_SINGLE ? 6.0 : 10.0;
             snprintf(why, sizeof why, "; rung %d refused: its factor needs %lld entries (%.2f GiB), more than "
                      "escalation_max_bytes allows (%.2f GiB)", next, (long long)needed,
-                     (double)needed * per / 1073741824.0,
-                     (h->user_opt.escalation_max_bytes > 0.0 ? h->user_opt.escalation_max_bytes
-                                                             : 0.5 * ildl_host_memory_bytes()) / 1073741824.0);
+                     (double)needed * entry_bytes(&h->opt) / 1073741824.0, rung_budget(h) / 1073741824.0);
             break;
         }
         if (st2) {
