@@ -161,6 +161,7 @@ typedef enum {
     ILDL_ESCALATE_COMPLETE = 2 /* up to rung 2 (default) */
 } ildl_escalation;
 #define ILDL_MAX_RUNGS 3 /* rungs 0, 1, 2 */
+#define ILDL_MAX_PUSHBACK_ROUNDS 16 /* ildl_options.pushback_rounds at most */
 
 /* Log callback: receives one line (no trailing newline) when verbosity > 0. */
 typedef void (*ildl_log_fn)(void *ctx, const char *line);
@@ -208,7 +209,15 @@ typedef struct ildl_options {
     int solve_kernels;      /* ildl_solve_kernels of the GPU sync-free solves; default AUTO */
     int l2_persist;         /* ildl_l2_persist: GPU vectors kept in L2; default AUTO */
     int escalation;         /* ildl_escalation: the highest rung ildl_solve may climb; default COMPLETE */
-    int reserved_int[12];
+    int pushback_rounds;    /* 0..ILDL_MAX_PUSHBACK_ROUNDS: outer pivoting by push-back, the most
+                               rounds per factorization; default 0 (none). A round moves the
+                               diagonal blocks with a perturbed pivot, rows and columns, to the
+                               end of the order (their relative order kept), analyses the fill
+                               for that order again and refactors; it stops when no pivot is
+                               perturbed or the order would not change (docs/robustness.md:
+                               it can remove the perturbations of a complete factor; on
+                               incomplete ones it helps or hurts, so the ladder leaves it off) */
+    int reserved_int[11];
     double escalation_max_bytes;   /* >= 0, finite: a rung whose factor would need more bytes (its
                                       entries, 10 bytes each in double precision, 6 in single) is
                                       not taken; 0 = the host's physical memory / 2; default 0.
@@ -254,7 +263,8 @@ typedef struct ildl_info {
     int64_t rung_factor_nnz[ILDL_MAX_RUNGS]; /* last ildl_solve: each tried rung's factor_nnz, or
                                                 the entries it would have needed where it was
                                                 refused for memory (-1: not tried) */
-    int64_t reserved_int[1];
+    int32_t pushback_rounds;  /* last factorization: push-back rounds done (options.pushback_rounds) */
+    int32_t pushback_blocks;  /* last factorization: blocks pushed to the end, summed over its rounds */
     double iterate_seconds;   /* the part of solve_seconds spent in SQMR's iterations (their
                                  true-residual checks, restarts and progress_fn calls
                                  included); the rest is the solve's fixed cost: the copies of

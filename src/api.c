@@ -102,6 +102,7 @@ ILDL_API int ildl_options_default(ildl_options *o)
     o->escalation = ILDL_ESCALATE_COMPLETE;
     o->escalation_max_bytes = 0.0;
     o->escalation_max_seconds = 0.0;
+    o->pushback_rounds = 0;
     return ILDL_SUCCESS;
 }
 
@@ -190,6 +191,9 @@ static int check_options(const ildl_options *o, char *msg, size_t len)
     if (!(o->escalation_max_seconds >= 0.0) || !isfinite(o->escalation_max_seconds))
         return ildl_msg(msg, len, "escalation_max_seconds = %g, must be finite and >= 0",
                         o->escalation_max_seconds), ILDL_ERR_INVALID_OPTION;
+    if (o->pushback_rounds < 0 || o->pushback_rounds > ILDL_MAX_PUSHBACK_ROUNDS)
+        return ildl_msg(msg, len, "pushback_rounds = %d, must be in 0..%d", o->pushback_rounds,
+                        ILDL_MAX_PUSHBACK_ROUNDS), ILDL_ERR_INVALID_OPTION;
     return ILDL_SUCCESS;
 }
 
@@ -366,11 +370,8 @@ static int check_values(ildl_handle *h, const double *values)
     return ILDL_SUCCESS;
 }
 
-int ildl_api_factor(ildl_handle *h, const double *values)
+int ildl_api_factor_once(ildl_handle *h, const double *values, int32_t *block_perturbed)
 {
-    if (!h) return ILDL_ERR_NULL_ARGUMENT;
-    double t0 = ildl_wtime();
-    h->err[0] = 0;
     int st;
     if (values) {
         st = check_values(h, values);
@@ -400,6 +401,7 @@ int ildl_api_factor(ildl_handle *h, const double *values)
         .leftover = h->opt.leftover,
         .pair_hint = h->an.pair_hint, /* static 2x2 pivots from the matching, or NULL */
         .num_threads = h->opt.num_threads,
+        .block_perturbed = block_perturbed,
     };
     ildl_factor_stats fs;
     memset(&fs, 0, sizeof fs);
@@ -415,15 +417,34 @@ int ildl_api_factor(ildl_handle *h, const double *values)
     I->inertia_pos = fs.inertia_pos;
     I->inertia_neg = fs.inertia_neg;
     I->inertia_zero = fs.inertia_zero;
-    I->factor_seconds = ildl_wtime() - t0;
     h->factored = 1;
     if (fs.t_upload > 0.0 || fs.t_device > 0.0) /* a device's factorization */
         ildl_api_log(h, 2, "factor phases (s): load %.4f upload %.4f device %.4f statistics %.4f", t_load,
                 fs.t_upload, fs.t_device, fs.t_stats);
-    ildl_api_log(h, 1, "factor: nnz(U)+nnz(D)=%lld fill=%.2f 2x2=%d perturbed=%d inertia=(%d,%d,%d) (%.3f s)",
+    ildl_api_log(h, 1, "factor: nnz(U)+nnz(D)=%lld fill=%.2f 2x2=%d perturbed=%d inertia=(%d,%d,%d)",
             (long long)fs.factor_nnz, I->fill, fs.n2x2, fs.nperturbed, fs.inertia_pos,
-            fs.inertia_neg, fs.inertia_zero, I->factor_seconds);
+            fs.inertia_neg, fs.inertia_zero);
     return ILDL_SUCCESS;
+}
+
+int ildl_api_factor(ildl_handle *h, const double *values)
+{
+    if (!h) return ILDL_ERR_NULL_ARGUMENT;
+    double t0 = ildl_wtime();
+    h->err[0] = 0;
+    h->info.pushback_rounds = 0;
+    h->info.pushback_blocks = 0;
+    int32_t *bp = NULL;
+    if (h->opt.pushback_rounds > 0) {
+        bp = ildl_malloc(sizeof(int32_t) * (size_t)h->an.blk.nb);
+        if (!bp) { h->factored = 0; return ildl_api_fail(h, ILDL_ERR_OUT_OF_MEMORY, "out of memory"); }
+    }
+    int st = ildl_api_factor_once(h, values, bp);
+    if (!st && bp) st = ildl_api_pushback(h, bp);
+    free(bp);
+    h->info.factor_seconds = ildl_wtime() - t0;
+    if (!st) ildl_api_log(h, 1, "factor: %.3f s", h->info.factor_seconds);
+    return st;
 }
 
 static int apply_impl(ildl_handle *h, const double *r, double *z, int where, void *stream)

@@ -39,8 +39,26 @@ void ildl_api_log(const ildl_handle *h, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-/* ildl_factor's work on h (values: new values, or NULL for the last accepted ones). */
+/* ildl_factor's work on h (values: new values, or NULL for the last accepted ones): one
+ * factorization, then up to opt.pushback_rounds rounds of push-back; info.factor_seconds. */
 int ildl_api_factor(ildl_handle *h, const double *values);
+/* One factorization of h's analysis (values: new values, or NULL), its statistics into h->info
+ * (factor_seconds excepted); block_perturbed (optional, [nb]) gets each block row's perturbed
+ * pivots. */
+int ildl_api_factor_once(ildl_handle *h, const double *values, int32_t *block_perturbed);
+/* The push-back rounds after a factorization whose per-block record is block_perturbed ([nb]:
+ * push-back keeps the blocks, so nb stays), info.pushback_rounds/_blocks (api_pushback.c). */
+int ildl_api_pushback(ildl_handle *h, int32_t *block_perturbed);
+/* Replace h's analysis and options by *an and *o (taken over) and make the backend's state for
+ * them; on failure h gets its old ones back (an freed), a backend state for them if it can be
+ * made (else none), unfactored; msg says why. */
+int ildl_api_install(ildl_handle *h, ildl_analysis *an, const ildl_options *o, char *msg, size_t msglen);
+/* The memory budget of an analysis in bytes: escalation_max_bytes, or half the host's memory. */
+double ildl_api_budget_bytes(const ildl_handle *h);
+/* Bytes per factor entry: its value (8 or 4 bytes) and its 2-byte index. */
+double ildl_api_entry_bytes(const ildl_options *o);
+/* The most factor entries the budget allows for options o (0: no limit known). */
+int64_t ildl_api_max_entries(const ildl_handle *h, const ildl_options *o);
 /* The info fields that describe the current analysis and backend state. */
 void ildl_api_info_from_analysis(ildl_handle *h);
 /* ildl_solve's work on h (api_solve.c). */

@@ -113,55 +113,26 @@ static int rung_analyse(ildl_handle *h, int rung, int64_t max_entries, ildl_opti
     return st;
 }
 
-/* The ladder's memory budget in bytes: escalation_max_bytes, or half the host's memory. */
-static double rung_budget(const ildl_handle *h)
-{
-    double b = h->user_opt.escalation_max_bytes;
-    return b > 0.0 ? b : 0.5 * ildl_host_memory_bytes();
-}
-
-/* Bytes per factor entry: its value (8 or 4 bytes) and its 2-byte index. */
-static double entry_bytes(const ildl_options *o) { return o->precision == ILDL_PREC_SINGLE ? 6.0 : 10.0; }
-
 static int switch_rung(ildl_handle *h, int rung, int64_t *needed, char *msg, size_t msglen)
 {
     ildl_options o;
     rung_options(&h->user_opt, rung, &o);
-    int single = o.precision == ILDL_PREC_SINGLE;
-    double budget = rung_budget(h);
-    int64_t max_entries = budget > 0.0 ? (int64_t)fmin(budget / entry_bytes(&o), 9e18) : 0;
-    if (max_entries == 0 && budget > 0.0) max_entries = 1;
     ildl_analysis an;
-    int st = rung_analyse(h, rung, max_entries, &o, needed, &an, msg, msglen);
+    int st = rung_analyse(h, rung, ildl_api_max_entries(h, &o), &o, needed, &an, msg, msglen);
     if (st) return st;
-    st = ildl_tiles_set_precision(&an.tiles, single);
+    st = ildl_tiles_set_precision(&an.tiles, o.precision == ILDL_PREC_SINGLE);
     if (st) {
         ildl_analysis_free(&an);
         ildl_msg(msg, msglen, "out of memory");
         return st;
     }
-    ildl_analysis old_an = h->an;
-    ildl_options old_opt = h->opt;
-    /* the old state goes first: its device memory makes room for the new one */
-    h->ops->destroy(h->bstate);
-    h->bstate = NULL;
-    h->factored = 0;
-    h->an = an; /* h->env points at h->an and h->opt */
-    h->opt = o;
-    st = h->ops->create(&h->env, &h->bstate, msg, msglen);
+    st = ildl_api_install(h, &an, &o, msg, msglen);
     if (st) {
-        ildl_analysis_free(&h->an);
-        h->an = old_an;
-        h->opt = old_opt;
-        char m[256];
-        if (h->ops->create(&h->env, &h->bstate, m, sizeof m)) h->bstate = NULL;
-        else (void)rung_factor(h); /* the old factor back, if it can be */
-        ildl_api_info_from_analysis(h);
+        if (h->bstate) (void)rung_factor(h); /* the old factor back, if it can be */
         return st;
     }
-    ildl_analysis_free(&old_an);
     h->rung = rung;
-    ildl_api_info_from_analysis(h);
+    h->info.rung = rung;
     return rung_factor(h);
 }
 
@@ -378,7 +349,7 @@ int ildl_api_solve(ildl_handle *h, const double *b, double *x)
         if (st2 == ILDL_ERR_OUT_OF_MEMORY && needed > 0) {
             snprintf(why, sizeof why, "; rung %d refused: its factor needs %lld entries (%.2f GiB), more than "
                      "escalation_max_bytes allows (%.2f GiB)", next, (long long)needed,
-                     (double)needed * entry_bytes(&h->opt) / 1073741824.0, rung_budget(h) / 1073741824.0);
+                     (double)needed * ildl_api_entry_bytes(&h->opt) / 1073741824.0, ildl_api_budget_bytes(h) / 1073741824.0);
             break;
         }
         if (st2) {

@@ -98,6 +98,8 @@ static void usage(FILE *f)
         "  --escalation-max-bytes B      a rung whose factor needs more bytes is not taken; 0 =\n"
         "                                half the host's memory [%g]\n"
         "  --escalation-max-seconds S    no rung starts after the solve has run S s; 0 = no limit [%g]\n"
+        "  --pushback N                  outer pivoting: up to N rounds per factorization moving the\n"
+        "                                blocks with perturbed pivots to the end (0..%d) [%d]\n"
         "  --tol TOL                     true relative residual target [%g]\n"
         "  --maxit N                     SQMR iteration limit [%d]\n"
         "  --threads N                   CPU threads, 0 = all [%d]\n"
@@ -117,7 +119,8 @@ static void usage(FILE *f)
         name_of(precisions, d.precision), d.max_block_size, d.block_threshold, name_of(leftovers, d.leftover),
         name_of(schedules, d.solve_schedule), name_of(solve_kernels, d.solve_kernels),
         name_of(l2_persists, d.l2_persist), name_of(escalations, d.escalation), d.escalation_max_bytes,
-        d.escalation_max_seconds, d.tol, d.max_iter,
+        d.escalation_max_seconds, ILDL_MAX_PUSHBACK_ROUNDS, d.pushback_rounds,
+        d.tol, d.max_iter,
         d.num_threads);
 }
 
@@ -281,6 +284,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--escalation")) { NEEDV bad = parse_named(escalations, o, v, &opt.escalation); }
         else if (!strcmp(o, "--escalation-max-bytes")) { NEEDV bad = parse_double(o, v, &opt.escalation_max_bytes); }
         else if (!strcmp(o, "--escalation-max-seconds")) { NEEDV bad = parse_double(o, v, &opt.escalation_max_seconds); }
+        else if (!strcmp(o, "--pushback")) { NEEDV bad = parse_int(o, v, &opt.pushback_rounds); }
         else if (!strcmp(o, "--fill-level")) { NEEDV bad = parse_int(o, v, &opt.fill_level); }
         else if (!strcmp(o, "--fill-factor")) { NEEDV bad = parse_double(o, v, &opt.fill_factor); }
         else if (!strcmp(o, "--threshold")) { NEEDV bad = parse_double(o, v, &opt.drop_tol); }
@@ -407,6 +411,9 @@ report:
             printf("factor   nnz %lld (fill %.2f), 2x2 pivots %d, perturbed %d, inertia (+%d, -%d, 0:%d)\n",
                    (long long)info.factor_nnz, info.fill, (int)info.num_2x2_pivots, (int)info.num_perturbed,
                    (int)info.inertia_pos, (int)info.inertia_neg, (int)info.inertia_zero);
+            if (info.pushback_rounds > 0)
+                printf("pushback %d rounds, %d blocks pushed to the end\n", (int)info.pushback_rounds,
+                       (int)info.pushback_blocks);
             printf("time     setup %.4f s, factor %.4f s, solve %.4f s (iterations %.4f s)%s\n", info.setup_seconds,
                    info.factor_seconds, info.solve_seconds, info.iterate_seconds, median_times ? " (medians)" : "");
             if (solved)
@@ -460,6 +467,8 @@ report:
                opt.fill_level, opt.fill_factor,
                opt.drop_tol, name_of(precisions, opt.precision));
         printf(",\"ordering_used\":\"%s\"", name_of(orderings, info.ordering_used));
+        printf(",\"pushback\":%d,\"pushback_rounds\":%d,\"pushback_blocks\":%d", opt.pushback_rounds,
+               (int)info.pushback_rounds, (int)info.pushback_blocks);
         printf(",\"escalation\":\"%s\",\"rung\":%d,\"rung_iterations\":[%lld,%lld,%lld],"
                "\"rung_factor_nnz\":[%lld,%lld,%lld],\"rung_seconds\":[", name_of(escalations, opt.escalation),
                (int)info.rung, (long long)info.rung_iterations[0], (long long)info.rung_iterations[1],

@@ -59,9 +59,7 @@ static int check_options(const ildl_options *o, char *msg, size_t msglen)
     return ILDL_SUCCESS;
 }
 
-/* Everything after the blocking an->blk: pair hints, the permuted copy, the block graph's
- * fill, its level sets and the tile store, into an (its times too). */
-static int analyse_after_blocking(const ildl_csr *A, const int64_t *src, const ildl_options *o,
+int ildl_analyse_after_blocking(const ildl_csr *A, const int64_t *src, const ildl_options *o,
                                   int64_t max_entries, const int32_t *pair, ildl_analysis *an)
 {
     int32_t n = A->n;
@@ -186,7 +184,7 @@ static int analyse_br_auto(const ildl_csr *A, const int64_t *src, const ildl_opt
         double t = ildl_wtime();
         spec_st = ildl_block_br_expand(g, c.perm, ILDL_ORDER_GMC_FILL, &spec.blk);
         spec.t_order_block = ildl_wtime() - t;
-        if (!spec_st) spec_st = analyse_after_blocking(A, src, o, max_entries, pair, &spec);
+        if (!spec_st) spec_st = ildl_analyse_after_blocking(A, src, o, max_entries, pair, &spec);
         ildl_profile_lap(&tp, "AUTO analysis of the colouring (beside AMD)");
     }
     double t0 = ildl_wtime();
@@ -220,7 +218,7 @@ static int analyse_br_auto(const ildl_csr *A, const int64_t *src, const ildl_opt
     double t = ildl_wtime();
     st = ildl_block_br_expand(g, job.perm, job.used, &an->blk);
     an->t_order_block += t_spent + ildl_wtime() - t; /* the colouring's analysis was in vain */
-    if (!st) st = analyse_after_blocking(A, src, o, max_entries, pair, an);
+    if (!st) st = ildl_analyse_after_blocking(A, src, o, max_entries, pair, an);
 cleanup:
     ildl_analysis_free(&spec);
     free(job.perm);
@@ -284,7 +282,7 @@ int ildl_analyse_within(const ildl_csr *A, const int64_t *src, const ildl_option
     }
     if (st) { ildl_msg(msg, msglen, "blocking failed (%d)", st); goto cleanup; }
     an->t_order_block = ildl_wtime() - t;
-    st = analyse_after_blocking(A, src, o, max_entries, pair, an);
+    st = ildl_analyse_after_blocking(A, src, o, max_entries, pair, an);
 
 cleanup:
     if (st == ILDL_ERR_OUT_OF_MEMORY && an->needed_entries > 0) {

@@ -40,6 +40,13 @@ int ildl_analyse_within(const ildl_csr *A, const int64_t *src, const ildl_option
  * computes a fresh matching and scaling but the analysis keeps its pairs (pair_hint). */
 int ildl_analyse_rescale(const ildl_csr *A, const ildl_options *o, double *scale);
 
+/* Everything after the blocking an->blk (set, with an->n and an->scale): pair hints from pair
+ * ([n] original indices, or NULL to keep an->pair_hint as it is), the permuted copy, the block
+ * graph's fill, its level sets and the tile store, into an (its times too); max_entries as
+ * ildl_analyse_within (an->needed_entries set when refused). On failure the caller frees an. */
+int ildl_analyse_after_blocking(const ildl_csr *A, const int64_t *src, const ildl_options *o,
+                                int64_t max_entries, const int32_t *pair, ildl_analysis *an);
+
 void ildl_analysis_free(ildl_analysis *an);
 
 #endif

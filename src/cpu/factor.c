@@ -370,7 +370,7 @@ static int thread_id(void)
  * capacity this level leaves unused. */
 static int phase_b(ildl_tiles *T, int32_t r0, int32_t nrows, const workspace *ws,
                    int64_t *so, int64_t *used, int64_t *leftover, int64_t *credit,
-                   ildl_factor_stats *st)
+                   int32_t *block_perturbed, ildl_factor_stats *st)
 {
     for (int32_t rr = 0; rr < nrows; rr++) {
         int32_t i = T->level_rows[r0 + rr];
@@ -378,6 +378,7 @@ static int phase_b(ildl_tiles *T, int32_t r0, int32_t nrows, const workspace *ws
         const int64_t *need = ws->need + ws->rowbase[rr];
         st->n2x2 += ws->res[rr].n2x2;
         st->nperturbed += ws->res[rr].nperturbed;
+        if (block_perturbed) block_perturbed[i] = ws->res[rr].nperturbed;
         for (int64_t t = T->row_ptr[i]; t < T->row_ptr[i + 1]; t++) {
             int64_t s = t - T->row_ptr[i], stored;
             int64_t dense = (int64_t)mi * ildl_tiles_block_size(T, T->col[t]);
@@ -541,7 +542,7 @@ int RN(ildl_cpu_factor)(ildl_tiles *T, const ildl_factor_params *p, ildl_factor_
                 }
             }
             if (err == ILDL_SUCCESS)
-                err = phase_b(T, r0, nrows, &ws, &so, &used, &leftover, &credit, st);
+                err = phase_b(T, r0, nrows, &ws, &so, &used, &leftover, &credit, p->block_perturbed, st);
             if (err == ILDL_SUCCESS) {
 #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
                 for (int32_t rr = 0; rr < nrows; rr++) {

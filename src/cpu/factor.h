@@ -14,6 +14,8 @@ typedef struct ildl_factor_params {
     int leftover;            /* ildl_leftover (the CPU always uses the deterministic scan) */
     const int8_t *pair_hint; /* optional [n] in analysed order: rows k,k+1 form a static 2x2 */
     int num_threads;         /* 0 = OpenMP default */
+    int32_t *block_perturbed;/* output, optional [nb]: the pivots perturbed in each block row's
+                              * diagonal factorization (the blocks push-back moves) */
 } ildl_factor_params;
 
 typedef struct ildl_factor_stats {

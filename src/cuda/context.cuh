@@ -34,6 +34,7 @@ struct cuda_factor_work {
     ildl_dense_result *d_res;
     double *d_rownorm;     /* float in precision single (allocated at that size) */
     factor_state *d_state;
+    int32_t *d_block_perturbed; /* [nb] pivots perturbed per block row (the push-back's record) */
     cudaStream_t fstream[2]; /* the factorization's streams (non-blocking): 0 main, 1 the pulls */
     cudaEvent_t ev_fork, ev_join; /* per chunk: s1 after s0's earlier work; s0 after the pulls */
     int8_t *d_pair_hint;

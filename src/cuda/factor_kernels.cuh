@@ -8,6 +8,7 @@ struct factor_params_d {
     int pivoting;
     double drop_tol, pivot_tol, perturb;
     const int8_t *pair_hint; /* device, [n], or NULL */
+    int32_t *block_perturbed; /* device, [nb]: pivots perturbed per block row (k_phase_a_diag) */
 };
 
 /* Device-resident running state of one factorization (phase B is its only writer). */

@@ -73,6 +73,7 @@ __global__ void __launch_bounds__(1024) k_phase_a_diag(dev_tiles T, factor_param
         if (tid == 0) {
             o->n2x2 = res.n2x2;
             o->nperturbed = res.nperturbed;
+            prm.block_perturbed[i] = res.nperturbed;
         }
     }
 }

@@ -104,6 +104,7 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     prm.pivot_tol = p->pivot_tol;
     prm.perturb = p->perturb;
     prm.pair_hint = p->pair_hint ? c->fac.d_pair_hint : NULL;
+    prm.block_perturbed = c->fac.d_block_perturbed;
     t1 = ildl_wtime();
     status = factor_run(c, prm, p->leftover);
     if (status) goto cleanup;
@@ -131,6 +132,9 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
         CU_LAUNCH();
     }
     c->map_built = c->have_map;
+    if (p->block_perturbed)
+        CU(cudaMemcpyAsync(p->block_perturbed, c->fac.d_block_perturbed, sizeof(int32_t) * (size_t)T->nb,
+                           cudaMemcpyDeviceToHost, c->fac.fstream[0]));
     if (st) {
         factor_totals tot;
         int grid = 4 * c->sm_count;

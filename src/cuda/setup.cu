@@ -143,6 +143,7 @@ static int alloc_factor_work(ildl_cuda_ctx *c, const ildl_tiles *T, const int32_
         CU(alloc(&c->fac.d_res, (size_t)c->fac.budget, c));
         CU(alloc(&c->fac.d_rownorm, norms, c));
         CU(alloc(&c->fac.d_state, 1, c));
+        CU(alloc(&c->fac.d_block_perturbed, (size_t)T->nb, c));
         CU(factor_configure());
         for (int k = 0; k < 2; k++) CU(cudaStreamCreateWithFlags(&c->fac.fstream[k], cudaStreamNonBlocking));
         CU(cudaEventCreateWithFlags(&c->fac.ev_fork, cudaEventDisableTiming));
@@ -310,7 +311,7 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
                     (void *)c->T.val, (void *)c->T.idx, (void *)c->T.piv, (void *)c->T.d_diag,
                     (void *)c->T.d_off, (void *)c->T.piv_type, (void *)c->fac.d_rowbase,
                     (void *)c->fac.d_inflight, (void *)c->fac.d_need, (void *)c->fac.d_res, (void *)c->fac.d_rownorm,
-                    (void *)c->fac.d_state, (void *)c->fac.d_pair_hint, (void *)c->d_q, (void *)c->d_qs,
+                    (void *)c->fac.d_state, (void *)c->fac.d_block_perturbed, (void *)c->fac.d_pair_hint, (void *)c->d_q, (void *)c->d_qs,
                     (void *)c->d_qinv, (void *)c->d_w, (void *)c->d_r, (void *)c->d_z, (void *)c->d_arow,
                     (void *)c->d_acol, (void *)c->d_aval, (void *)c->sol.d_epoch, (void *)c->d_tickets, (void *)c->T.val32, (void *)c->fac.d_tile_rr,
                     (void *)c->fac.d_tile_s, (void *)c->sol.d_sweep, (void *)c->fac.d_slot_size, (void *)c->d_perm, (void *)c->d_scale,

@@ -172,6 +172,12 @@ static void test_option_ranges(void **state)
     ildl_options_default(&o);
     o.device_id = -1;
     refused(&o, "device_id");
+    int bad_rounds[] = {-1, ILDL_MAX_PUSHBACK_ROUNDS + 1, INT32_MAX};
+    for (int k = 0; k < 3; k++) {
+        ildl_options_default(&o);
+        o.pushback_rounds = bad_rounds[k];
+        refused(&o, "pushback_rounds");
+    }
     /* the largest accepted values work: a few threads more than this machine has, and the
      * largest level of fill with the colouring at distance fill_level + 1 */
     ildl_csr A;
@@ -953,6 +959,99 @@ static void test_cuda_warmup(void **state)
     assert_int_equal(ildl_cuda_warmup_finish(again), ndev);
 }
 
+/* Outer pivoting by push-back on [[0, B], [B^T, H]] in its natural order, blocks of 8 rows, the
+ * complete fill: the zero block's rows can only be perturbed where they stand; pushed behind H's
+ * they meet the Schur complement -B H^-1 B^T (negative definite), so one round leaves no pivot
+ * perturbed, the factor is A's exact LDL^T (inertia (k, m, 0)) and SQMR stops after one
+ * iteration. A refactorization keeps the pushed order; a push-back that cannot move anything
+ * (the perturbed blocks already last) stops after no round. */
+static void pushback_options(ildl_options *o, int rounds)
+{
+    ildl_options_default(o);
+    o->backend = ILDL_BACKEND_CPU;
+    o->ordering = ILDL_ORDER_NATURAL;
+    o->blocking = ILDL_BLOCKING_RB;
+    o->scaling = ILDL_SCALING_NONE;
+    o->max_block_size = 8;
+    o->fill_level = ILDL_MAX_FILL_LEVEL;
+    o->fill_factor = 0.0;
+    o->drop_tol = 0.0;
+    o->escalation = ILDL_ESCALATE_NONE;
+    o->pushback_rounds = rounds;
+    o->num_threads = 2;
+}
+
+static void test_pushback(void **state)
+{
+    (void)state;
+    const int32_t m = 24, k = 40;
+    ildl_csr A;
+    ildl_test_kkt_zero_first(m, k, 11, &A);
+    int32_t n = A.n;
+    double *b = malloc(sizeof(double) * n), *x = malloc(sizeof(double) * n);
+    double *v2 = malloc(sizeof(double) * A.rowptr[n]);
+    for (int32_t i = 0; i < n; i++) b[i] = 1.0 + (i % 5);
+    for (int64_t p = 0; p < A.rowptr[n]; p++) v2[p] = 2.0 * A.val[p];
+    ildl_options o;
+    ildl_info info;
+    ildl_handle *h = NULL;
+    /* without push-back: every row of the zero block is perturbed */
+    pushback_options(&o, 0);
+    assert_int_equal(ildl_setup(n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    assert_int_equal(ildl_get_info(h, &info), ILDL_SUCCESS);
+    assert_int_equal(info.num_perturbed, m);
+    assert_int_equal(info.pushback_rounds, 0);
+    assert_int_equal(info.pushback_blocks, 0);
+    ildl_destroy(h);
+    /* with it: one round moves the three zero blocks, the factor is exact */
+    pushback_options(&o, 4);
+    assert_int_equal(ildl_setup(n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    assert_int_equal(ildl_get_info(h, &info), ILDL_SUCCESS);
+    assert_int_equal(info.pushback_rounds, 1);
+    assert_int_equal(info.pushback_blocks, m / 8);
+    assert_int_equal(info.num_perturbed, 0);
+    assert_int_equal(info.inertia_pos, k);
+    assert_int_equal(info.inertia_neg, m);
+    assert_int_equal(info.inertia_zero, 0);
+    assert_int_equal(info.num_blocks, n / 8);
+    assert_int_equal(ildl_solve(h, b, x), ILDL_SUCCESS);
+    assert_int_equal(ildl_get_info(h, &info), ILDL_SUCCESS);
+    assert_true(info.converged);
+    assert_int_equal(info.iterations, 1);
+    assert_true(true_residual(&A, x, b) <= 1e-12);
+    /* new values: the pushed order stays, nothing perturbed, no round needed */
+    assert_int_equal(ildl_factor(h, v2), ILDL_SUCCESS);
+    assert_int_equal(ildl_get_info(h, &info), ILDL_SUCCESS);
+    assert_int_equal(info.num_perturbed, 0);
+    assert_int_equal(info.pushback_rounds, 0);
+    assert_int_equal(ildl_solve(h, b, x), ILDL_SUCCESS);
+    assert_int_equal(ildl_get_info(h, &info), ILDL_SUCCESS);
+    assert_int_equal(info.iterations, 1);
+    ildl_destroy(h);
+    /* the zero block last already (A reversed): perturbed blocks that cannot move, no round */
+    int32_t *ti = malloc(sizeof(int32_t) * A.rowptr[n]), *tj = malloc(sizeof(int32_t) * A.rowptr[n]);
+    double *tv = malloc(sizeof(double) * A.rowptr[n]);
+    int64_t t = 0;
+    for (int32_t i = 0; i < n; i++)
+        for (int64_t p = A.rowptr[i]; p < A.rowptr[i + 1]; p++)
+            if (A.col[p] <= i) { ti[t] = n - 1 - i; tj[t] = n - 1 - A.col[p]; tv[t] = A.val[p]; t++; }
+    ildl_csr R;
+    ildl_test_csr_from_triplets(n, t, ti, tj, tv, &R);
+    pushback_options(&o, 4);
+    assert_int_equal(ildl_setup(n, R.rowptr, R.col, R.val, &o, &h), ILDL_SUCCESS);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    assert_int_equal(ildl_get_info(h, &info), ILDL_SUCCESS);
+    assert_int_equal(info.pushback_rounds, 0);
+    assert_int_equal(info.num_perturbed, 0); /* behind H's rows already: nothing perturbed */
+    ildl_destroy(h);
+    free(ti); free(tj); free(tv);
+    ildl_csr_free(&R);
+    free(b); free(x); free(v2);
+    ildl_csr_free(&A);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -964,6 +1063,7 @@ int main(void)
         cmocka_unit_test(test_factor_null_values),
         cmocka_unit_test(test_overflowing_solutions),
         cmocka_unit_test(test_ladder),
+        cmocka_unit_test(test_pushback),
         cmocka_unit_test(test_solve_and_refactor),
         cmocka_unit_test(test_exact_preconditioner),
         cmocka_unit_test(test_gmc_fill_ordering),

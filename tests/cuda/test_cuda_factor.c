@@ -198,7 +198,12 @@ static int agree(const ildl_csr *A, const ildl_options *o, run_stats *rs)
     ildl_factor_params fp = {o->pivoting, o->drop_tol, o->pivot_tol, o->pivot_perturb,
                              ILDL_LEFTOVER_SCAN, NULL, 0};
     ildl_factor_stats cs, gs;
+    /* the per-block record of perturbed pivots (push-back's): the same on both, summing to the count */
+    int32_t *bp_cpu = malloc(sizeof(int32_t) * (size_t)T->nb), *bp_gpu = malloc(sizeof(int32_t) * (size_t)T->nb);
+    for (int32_t q = 0; q < T->nb; q++) bp_cpu[q] = bp_gpu[q] = -1;
+    fp.block_perturbed = bp_cpu;
     assert_int_equal(single ? ildl_cpu_factor_s(T, &fp, &cs) : ildl_cpu_factor(T, &fp, &cs), ILDL_SUCCESS);
+    fp.block_perturbed = bp_gpu;
     if (single) ildl_cpu_invert_diagonal_s(T); /* as the device factorization leaves it */
     else ildl_cpu_invert_diagonal(T);
     factor_copy cpu, gpu1;
@@ -223,6 +228,13 @@ static int agree(const ildl_csr *A, const ildl_options *o, run_stats *rs)
     if (!rs->cpu_bitwise) report_bit_difference(T, &cpu, "GPU vs CPU");
     assert_int_equal(gs.n2x2, cs.n2x2);
     assert_int_equal(gs.nperturbed, cs.nperturbed);
+    int64_t bp_sum = 0;
+    for (int32_t q = 0; q < T->nb; q++) { assert_true(bp_cpu[q] >= 0); bp_sum += bp_cpu[q]; }
+    assert_int_equal(bp_sum, cs.nperturbed);
+    assert_memory_equal(bp_gpu, bp_cpu, sizeof(int32_t) * (size_t)T->nb);
+    free(bp_cpu);
+    free(bp_gpu);
+    fp.block_perturbed = NULL;
     assert_int_equal(gs.inertia_pos, cs.inertia_pos);
     assert_int_equal(gs.inertia_neg, cs.inertia_neg);
     assert_int_equal(gs.inertia_zero, cs.inertia_zero); /* the device sums them (k_factor_stats) */

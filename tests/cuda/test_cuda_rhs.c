@@ -157,6 +157,83 @@ static void test_ladder_agreement(void **state)
     ildl_csr_free(&A);
 }
 
+/* Push-back on the GPU: the same per-block record of perturbed pivots, so the same rounds, the
+ * same blocks pushed, the same factor and x, bit for bit, as the CPU backend: on [[0, B], [B^T, H]]
+ * (natural order, complete fill: one round, an exact factor) and on a random indefinite matrix
+ * with zero diagonals under the default incomplete factor (several rounds). */
+static void pushback_case(const char *what, const ildl_csr *A, const ildl_options *base, int exact)
+{
+    int32_t n = A->n;
+    size_t bytes = sizeof(double) * (size_t)n;
+    double *b = malloc(bytes), *xc = calloc((size_t)n, sizeof(double)), *xg = calloc((size_t)n, sizeof(double));
+    for (int32_t i = 0; i < n; i++) b[i] = 1.0 + (double)(i % 5);
+    ildl_info inf[2];
+    int st[2];
+    for (int k = 0; k < 2; k++) {
+        ildl_options o = *base;
+        o.backend = k ? ILDL_BACKEND_CUDA : ILDL_BACKEND_CPU;
+        ildl_handle *h = NULL;
+        assert_int_equal(ildl_setup(n, A->rowptr, A->col, A->val, &o, &h), ILDL_SUCCESS);
+        assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+        st[k] = ildl_solve(h, b, k ? xg : xc);
+        ildl_get_info(h, &inf[k]);
+        assert_int_equal(inf[k].backend, o.backend);
+        ildl_destroy(h);
+    }
+    printf("push-back, %s: cpu/gpu rounds %d/%d blocks %d/%d perturbed %d/%d iterations %d/%d x %s\n", what,
+           inf[0].pushback_rounds, inf[1].pushback_rounds, inf[0].pushback_blocks, inf[1].pushback_blocks,
+           inf[0].num_perturbed, inf[1].num_perturbed, inf[0].iterations, inf[1].iterations,
+           memcmp(xc, xg, bytes) ? "DIFFER" : "equal");
+    assert_int_equal(st[0], st[1]);
+    assert_true(inf[0].pushback_rounds >= 1);
+    assert_int_equal(inf[0].pushback_rounds, inf[1].pushback_rounds);
+    assert_int_equal(inf[0].pushback_blocks, inf[1].pushback_blocks);
+    assert_int_equal(inf[0].num_perturbed, inf[1].num_perturbed);
+    assert_int_equal(inf[0].factor_nnz, inf[1].factor_nnz);
+    assert_int_equal(inf[0].iterations, inf[1].iterations);
+    assert_memory_equal(&inf[0].true_residual, &inf[1].true_residual, sizeof(double));
+    assert_memory_equal(xc, xg, bytes);
+    if (exact) {
+        assert_int_equal(inf[1].num_perturbed, 0);
+        assert_int_equal(inf[1].iterations, 1);
+        assert_true(ildl_test_residual_ld(A, xg, b) <= 1e-12);
+    }
+    free(b); free(xc); free(xg);
+}
+
+static void test_pushback_agreement(void **state)
+{
+    (void)state;
+    if (ildl_cuda_device_count() <= 0) {
+        printf("SKIP: no CUDA device: GPU push-back test not run\n");
+        skip();
+        return;
+    }
+    ildl_csr A;
+    ildl_options o;
+    ildl_test_kkt_zero_first(96, 160, 3, &A);
+    ildl_options_default(&o);
+    o.ordering = ILDL_ORDER_NATURAL;
+    o.blocking = ILDL_BLOCKING_RB;
+    o.scaling = ILDL_SCALING_NONE;
+    o.max_block_size = 8;
+    o.fill_level = ILDL_MAX_FILL_LEVEL;
+    o.fill_factor = 0.0;
+    o.drop_tol = 0.0;
+    o.escalation = ILDL_ESCALATE_NONE;
+    o.pushback_rounds = 4;
+    pushback_case("KKT, zero block first, complete fill", &A, &o, 1);
+    ildl_csr_free(&A);
+    ildl_test_random_sym(3000, 6, 1.0, 0.3, 9, &A);
+    ildl_options_default(&o);
+    o.scaling = ILDL_SCALING_NONE;
+    o.escalation = ILDL_ESCALATE_NONE;
+    o.pushback_rounds = 4;
+    o.max_iter = 300;
+    pushback_case("random, 30% zero diagonal, defaults", &A, &o, 0);
+    ildl_csr_free(&A);
+}
+
 static void test_nrm2_device(void **state)
 {
     (void)state;
@@ -257,6 +334,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scaled_rhs),
         cmocka_unit_test(test_ladder_agreement),
+        cmocka_unit_test(test_pushback_agreement),
         cmocka_unit_test(test_nrm2_device),
         cmocka_unit_test(test_device_apply_extreme),
     };

@@ -134,6 +134,29 @@ void ildl_test_laplace2d(int32_t m, double shift, ildl_csr *A) { grid_laplacian(
 
 void ildl_test_laplace3d(int32_t m, double shift, ildl_csr *A) { grid_laplacian(3, m, shift, A); }
 
+void ildl_test_kkt_zero_first(int32_t m, int32_t k, uint64_t seed, ildl_csr *A)
+{
+    assert(m >= 1 && m <= k);
+    int32_t n = m + k;
+    int64_t cap = 3 * (int64_t)m + 2 * (int64_t)k;
+    int32_t *ti = malloc(sizeof(int32_t) * (size_t)cap), *tj = malloc(sizeof(int32_t) * (size_t)cap);
+    double *tv = malloc(sizeof(double) * (size_t)cap);
+    assert(ti && tj && tv);
+    uint64_t s = seed;
+    int64_t t = 0;
+    for (int32_t i = 0; i < m; i++) { /* row i of B: b(i,i) in [1,2), one more entry */
+        ti[t] = i; tj[t] = m + i; tv[t] = 1.0 + ildl_test_rand(&s); t++;
+        int32_t j = (int32_t)(ildl_test_rand(&s) * k);
+        if (j != i) { ti[t] = i; tj[t] = m + j; tv[t] = ildl_test_rand(&s) - 0.5; t++; }
+    }
+    for (int32_t i = 0; i < k; i++) { /* H: tridiag(-1, 4, -1) */
+        ti[t] = m + i; tj[t] = m + i; tv[t] = 4.0; t++;
+        if (i + 1 < k) { ti[t] = m + i + 1; tj[t] = m + i; tv[t] = -1.0; t++; }
+    }
+    ildl_test_csr_from_triplets(n, t, ti, tj, tv, A);
+    free(ti); free(tj); free(tv);
+}
+
 double *ildl_test_dense(const ildl_csr *A)
 {
     double *D = calloc((size_t)A->n * (size_t)A->n, sizeof(double));

@@ -33,6 +33,11 @@ void ildl_test_laplace2d(int32_t m, double shift, ildl_csr *A);
 /* 3D 7-point Laplacian on an m x m x m grid, shifted: diag = 6 - shift. */
 void ildl_test_laplace3d(int32_t m, double shift, ildl_csr *A);
 
+/* The KKT matrix [[0, B], [B^T, H]] of order m + k (1 <= m <= k), its zero block first: B (m x k)
+ * has b(i,i) in [1,2) and one more entry in (-1/2, 1/2) per row (full row rank), H =
+ * tridiag(-1, 4, -1). Nonsingular, inertia (k, m, 0). Deterministic from seed. */
+void ildl_test_kkt_zero_first(int32_t m, int32_t k, uint64_t seed, ildl_csr *A);
+
 /* Dense copy (n*n row-major, malloc'ed) of a CSR. */
 double *ildl_test_dense(const ildl_csr *A);
 
