@@ -67,7 +67,8 @@ typedef enum ildl_status {
     ILDL_ERR_NOT_CONVERGED = 17,   /* SQMR stopped before the true residual met tol */
     ILDL_ERR_BREAKDOWN = 18,       /* SQMR broke down (zero inner product); x is the best iterate */
     ILDL_ERR_DUPLICATE = 19,       /* duplicate (i,j) entries in the CSR input */
-    ILDL_ERR_INTERNAL = 20         /* an internal invariant failed: please report */
+    ILDL_ERR_INTERNAL = 20,        /* an internal invariant failed: please report */
+    ILDL_ERR_PATTERN = 21          /* an entry is not in the pattern given to setup */
 } ildl_status;
 
 /* ---------------------------------------------------------------- limits */
@@ -321,8 +322,67 @@ const char *ildl_version(void);
 int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind, const double *values,
                const ildl_options *opts, ildl_handle **out);
 
+/* ---------------------------------------------------------------- matrix descriptor */
+
+/* How a matrix is stored (ildl_matrix). */
+typedef enum { ILDL_FORMAT_CSR = 0, ILDL_FORMAT_COO = 1 } ildl_matrix_format;
+/* Which entries are given: FULL both triangles (the pattern and values must be symmetric);
+ * LOWER only entries with row >= column, UPPER only row <= column (each off-diagonal entry
+ * stands for itself and its mirror). */
+typedef enum { ILDL_VIEW_FULL = 0, ILDL_VIEW_LOWER = 1, ILDL_VIEW_UPPER = 2 } ildl_view;
+/* The width of an index array. */
+typedef enum { ILDL_INDEX_32 = 0, ILDL_INDEX_64 = 1 } ildl_index_type;
+/* Entries given more than once at one position (after the view's mirroring): refused with
+ * ILDL_ERR_DUPLICATE, or summed in the order given. */
+typedef enum { ILDL_DUPLICATES_REFUSE = 0, ILDL_DUPLICATES_SUM = 1 } ildl_duplicates;
+
+/* A sparse symmetric matrix as the caller holds it: nothing is copied until a call reads it.
+ * Initialise with ildl_matrix_init (CSR, 64-bit row pointers, 32-bit column indices, base 0,
+ * FULL, duplicates refused: the layout of ildl_setup), then set the fields. */
+typedef struct ildl_matrix {
+    int64_t n;              /* order, 1 .. 2^31 - 1 */
+    int64_t nnz;            /* entries given: the length of cols and values (and COO rows);
+                               CSR: rowptr[n] - base */
+    int format;             /* ildl_matrix_format */
+    int base;               /* 0 or 1: the index of the first row and column (row pointers too) */
+    int view;               /* ildl_view */
+    int duplicates;         /* ildl_duplicates */
+    int offset_type;        /* ildl_index_type of CSR row pointers (ignored for COO) */
+    int index_type;         /* ildl_index_type of column indices and COO row indices */
+    const void *rows;       /* CSR: row pointers [n + 1]; COO: row indices [nnz] */
+    const void *cols;       /* column indices [nnz] */
+    const double *values;   /* [nnz] */
+    int reserved_int[8];
+    void *reserved_ptr[4];
+} ildl_matrix;
+
+/* Set *m to the defaults above (n = nnz = 0, arrays NULL). Returns ILDL_SUCCESS or
+ * ILDL_ERR_NULL_ARGUMENT. */
+int ildl_matrix_init(ildl_matrix *m);
+
+/* ildl_setup for a matrix in any layout of ildl_matrix: the entries (mirrored for LOWER and
+ * UPPER, duplicates summed if asked) become the full pattern, which is analysed as ildl_setup
+ * does; the same pattern and values give the same handle, factor and solves, bit for bit, in
+ * any layout. ildl_factor(h, values) then takes values in the order of m's entries.
+ * Returns the statuses of ildl_setup, and ILDL_ERR_INVALID_OPTION (an unknown format, view,
+ * index type or duplicates rule, or base not 0 or 1), ILDL_ERR_INDEX_RANGE (an index outside
+ * the base's range, an entry outside the view's triangle, row pointers that do not start at
+ * base, decrease or do not end at base + nnz, nnz < 0), ILDL_ERR_DUPLICATE (duplicates refused),
+ * ILDL_ERR_NOT_SUPPORTED (n > 2^31 - 1); the message names the entry. */
+int ildl_setup_matrix(const ildl_matrix *m, const ildl_options *opts, ildl_handle **out);
+
+/* Factor new values on a sub-pattern of the setup's: m (any layout, n as the handle's) gives
+ * values at some positions of the full pattern the handle was set up with (after m's view's
+ * mirroring); every position m does not give is 0. For a Jacobian or an interior-point matrix
+ * whose explicit zeros come and go. Then as ildl_factor(h, values).
+ * Returns the statuses of ildl_factor, and ILDL_ERR_SIZE_MISMATCH (m->n differs),
+ * ILDL_ERR_PATTERN (an entry is not in the setup's pattern: the message names it; the last
+ * accepted values stay), ILDL_ERR_INVALID_OPTION, ILDL_ERR_INDEX_RANGE, ILDL_ERR_DUPLICATE as
+ * ildl_setup_matrix. */
+int ildl_factor_matrix(ildl_handle *h, const ildl_matrix *m);
+
 /* Compute the numeric block-iLDL^T factor. values: new values on the SAME pattern and in
- * the same order as given to ildl_setup, or NULL to factor the most recently accepted values
+ * the same order as given to ildl_setup (ildl_setup_matrix: m's entries, nnz of them), or NULL to factor the most recently accepted values
  * again: those of ildl_setup, or of the last ildl_factor call whose values passed its checks
  * (finite, symmetric), even if that factorization then failed. May be called any number of
  * times (refactorisation reuses the analysis and all memory). With the CUDA backend it first

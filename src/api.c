@@ -18,7 +18,6 @@
 #include <omp.h>
 #endif
 
-#define ILDL_API __attribute__((visibility("default")))
 #define ILDL_SYM_TOL 1e-10
 
 
@@ -130,6 +129,7 @@ ILDL_API const char *ildl_strerror(int st)
     case ILDL_ERR_BREAKDOWN: return "SQMR broke down";
     case ILDL_ERR_DUPLICATE: return "duplicate matrix entries";
     case ILDL_ERR_INTERNAL: return "internal error";
+    case ILDL_ERR_PATTERN: return "an entry is not in the setup's pattern";
     default: return "unknown status code";
     }
 }
@@ -138,6 +138,15 @@ ILDL_API const char *ildl_strerror(int st)
 static _Thread_local char setup_error[512];
 
 ILDL_API const char *ildl_last_error(const ildl_handle *h) { return h ? h->err : setup_error; }
+
+int ildl_api_setup_fail(int st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(setup_error, sizeof setup_error, fmt, ap);
+    va_end(ap);
+    return st;
+}
 
 ILDL_API const char *ildl_version(void) { return ILDL_VERSION_STRING; }
 
@@ -226,8 +235,8 @@ void ildl_api_info_from_analysis(ildl_handle *h)
     snprintf(I->device_name, sizeof I->device_name, "%s", h->ops->device_name(h->bstate));
 }
 
-ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind, const double *values,
-                        const ildl_options *opts, ildl_handle **out)
+int ildl_api_setup_csr(int32_t n, const int64_t *rowptr, const int32_t *colind, const double *values,
+                       const ildl_options *opts, ildl_handle **out)
 {
     setup_error[0] = 0;
     if (!out) return snprintf(setup_error, sizeof setup_error, "out is NULL"), ILDL_ERR_NULL_ARGUMENT;
@@ -464,10 +473,26 @@ static int apply_impl(ildl_handle *h, const double *r, double *z, int where, voi
 ILDL_API int ildl_factor(ildl_handle *h, const double *values)
 {
     if (!h) return ILDL_ERR_NULL_ARGUMENT;
-    int prev = threads_push(h), st = ildl_api_factor(h, values);
+    int prev = threads_push(h), st;
+    if (values && h->gptr) { /* a descriptor's entries: summed into the full pattern's order */
+        h->err[0] = 0;
+        double *full = ildl_malloc(sizeof(double) * (size_t)h->A.rowptr[h->A.n] + 1);
+        if (!full) {
+            st = ildl_api_fail(h, ILDL_ERR_OUT_OF_MEMORY, "out of memory");
+        } else {
+            ildl_api_gather(h, values, full);
+            st = ildl_api_factor(h, full);
+            free(full);
+        }
+    } else {
+        st = ildl_api_factor(h, values);
+    }
     threads_pop(prev);
     return st;
 }
+
+int ildl_api_threads_push(const ildl_handle *h) { return threads_push(h); }
+void ildl_api_threads_pop(int prev) { threads_pop(prev); }
 
 ILDL_API int ildl_solve(ildl_handle *h, const double *b, double *x)
 {
@@ -501,6 +526,8 @@ ILDL_API int ildl_destroy(ildl_handle *h)
     free(h->src);
     free(h->tmap);
     free(h->user_values);
+    free(h->gptr);
+    free(h->gidx);
     free(h);
     return ILDL_SUCCESS;
 }

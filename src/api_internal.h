@@ -8,6 +8,8 @@
 #include "backend/backend.h"
 #include "core/csr.h"
 
+#define ILDL_API __attribute__((visibility("default")))
+
 struct ildl_handle {
     ildl_options opt;      /* the options of the current rung (rung 0: user_opt) */
     ildl_options user_opt; /* the options as given */
@@ -26,7 +28,25 @@ struct ildl_handle {
     void *bstate;         /* its state, or NULL */
     ildl_info info;
     char err[512];
+    /* set up from an ildl_matrix other than ildl_setup's layout: the full pattern's entry p
+     * (A's user order) sums the caller's entries gidx[gptr[p] .. gptr[p+1]) (NULL otherwise) */
+    int64_t *gptr, *gidx;
+    int64_t desc_nnz;     /* the caller's entries */
 };
+/* ildl_setup's work for the full pattern in 0-based CSR (api.c). */
+int ildl_api_setup_csr(int32_t n, const int64_t *rowptr, const int32_t *colind, const double *values,
+                       const ildl_options *opts, ildl_handle **out);
+/* Set the message of a failed setup (ildl_last_error(NULL)) and return st. */
+int ildl_api_setup_fail(int st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* options.num_threads around one call (push returns what pop restores). */
+int ildl_api_threads_push(const ildl_handle *h);
+void ildl_api_threads_pop(int prev);
+/* full[p] = the sum of values[gidx[q]], q in gptr[p] .. gptr[p+1], in that order (api_matrix.c). */
+void ildl_api_gather(const ildl_handle *h, const double *values, double *full);
 /* Format the handle's message (h->err) and return st. */
 int ildl_api_fail(ildl_handle *h, int st, const char *fmt, ...)
 #if defined(__GNUC__)
