@@ -290,7 +290,8 @@ int ildl_options_default(ildl_options *opts);
 const char *ildl_strerror(int status);
 
 /* The detailed message of the last failing call on h (never NULL; "" if none). With
- * h == NULL: the message of the last failed ildl_setup in the calling thread. The string
+ * h == NULL: the message of the last failed call without a handle in the calling thread
+ * (ildl_setup, ildl_setup_matrix, the Matrix Market functions). The string
  * belongs to h (or to the thread) and changes with its next call. */
 const char *ildl_last_error(const ildl_handle *h);
 
@@ -380,6 +381,38 @@ int ildl_setup_matrix(const ildl_matrix *m, const ildl_options *opts, ildl_handl
  * accepted values stay), ILDL_ERR_INVALID_OPTION, ILDL_ERR_INDEX_RANGE, ILDL_ERR_DUPLICATE as
  * ildl_setup_matrix. */
 int ildl_factor_matrix(ildl_handle *h, const ildl_matrix *m);
+
+/* ---------------------------------------------------------------- Matrix Market files */
+
+/* Read a Matrix Market file (plain, or gzip if it ends in .gz; "coordinate" real, integer or
+ * pattern (values 1), symmetric or general) into *m: ildl_setup's layout (CSR, full symmetric
+ * pattern, 0-based, sorted rows, duplicates summed), arrays allocated by the library: release
+ * them with ildl_matrix_free. A general file must be symmetric (relative tolerance 1e-12); a
+ * size line whose entry count cannot cover its rows is refused before anything of that size
+ * is allocated. ildl_last_error(NULL) names the file line of a failure (*m then holds nothing).
+ * Returns ILDL_SUCCESS, ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_IO, ILDL_ERR_FORMAT,
+ * ILDL_ERR_NOT_SQUARE, ILDL_ERR_INDEX_RANGE, ILDL_ERR_NAN_INF, ILDL_ERR_NOT_SYMMETRIC,
+ * ILDL_ERR_SINGULAR, ILDL_ERR_EMPTY, ILDL_ERR_OUT_OF_MEMORY. */
+int ildl_matrix_read(const char *path, ildl_matrix *m);
+
+/* Release the arrays of a matrix that ildl_matrix_read filled (or of a copy of that descriptor:
+ * free one of them only); a descriptor of the caller's own arrays is only reset, its arrays
+ * are not freed. m may be NULL. Returns ILDL_SUCCESS. */
+int ildl_matrix_free(ildl_matrix *m);
+
+/* Write m (any layout) as "coordinate real symmetric": its full pattern's lower triangle,
+ * 1-based, values as %.17g (read back to the same bits); gzip if path ends in .gz.
+ * Returns ILDL_SUCCESS, ILDL_ERR_IO, or a status of ildl_setup_matrix for m itself. */
+int ildl_matrix_write(const char *path, const ildl_matrix *m);
+
+/* Read a dense vector: Matrix Market "array real general" or a "coordinate" n x 1 (or 1 x n)
+ * column, or one number per line. want_n > 0: the length needed (another length is refused,
+ * ILDL_ERR_SIZE_MISMATCH, before anything of its size is allocated); 0: any. *x (free with
+ * ildl_vector_free) and *n receive it. Returns ILDL_SUCCESS, ILDL_ERR_NULL_ARGUMENT,
+ * ILDL_ERR_IO, ILDL_ERR_FORMAT, ILDL_ERR_INDEX_RANGE, ILDL_ERR_NAN_INF, ILDL_ERR_EMPTY,
+ * ILDL_ERR_SIZE_MISMATCH, ILDL_ERR_OUT_OF_MEMORY (ildl_last_error(NULL) says why). */
+int ildl_vector_read(const char *path, int64_t want_n, double **x, int64_t *n);
+void ildl_vector_free(double *x);
 
 /* Compute the numeric block-iLDL^T factor. values: new values on the SAME pattern and in
  * the same order as given to ildl_setup (ildl_setup_matrix: m's entries, nnz of them), or NULL to factor the most recently accepted values

@@ -45,6 +45,9 @@ int ildl_api_setup_fail(int st, const char *fmt, ...)
 /* options.num_threads around one call (push returns what pop restores). */
 int ildl_api_threads_push(const ildl_handle *h);
 void ildl_api_threads_pop(int prev);
+/* The full pattern of m (any layout) as a sorted 0-based CSR of its own, duplicates summed
+ * (refused if m says so); the statuses of ildl_setup_matrix, msg set (api_matrix.c). */
+int ildl_api_matrix_to_csr(const ildl_matrix *m, ildl_csr *A, char *msg, size_t len);
 /* full[p] = the sum of values[gidx[q]], q in gptr[p] .. gptr[p+1], in that order (api_matrix.c). */
 void ildl_api_gather(const ildl_handle *h, const double *values, double *full);
 /* Format the handle's message (h->err) and return st. */

@@ -327,6 +327,34 @@ ILDL_API int ildl_factor_matrix(ildl_handle *h, const ildl_matrix *m)
     return st;
 }
 
+int ildl_api_matrix_to_csr(const ildl_matrix *m, ildl_csr *A, char *msg, size_t len)
+{
+    memset(A, 0, sizeof *A);
+    int st = check_matrix(m, msg, len);
+    if (st) return st;
+    int32_t *ri = ildl_malloc(sizeof(int32_t) * (size_t)(m->nnz + 1));
+    int32_t *cj = ildl_malloc(sizeof(int32_t) * (size_t)(m->nnz + 1));
+    int64_t *gptr = NULL, *gidx = NULL;
+    if (!ri || !cj) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
+    st = read_entries(m, ri, cj, msg, len);
+    if (!st) st = full_pattern(m, ri, cj, 1, &A->rowptr, &A->col, &gptr, &gidx, msg, len);
+    if (st) goto cleanup;
+    A->n = (int32_t)m->n;
+    A->val = ildl_malloc(sizeof(double) * (size_t)(A->rowptr[A->n] + 1));
+    if (!A->val) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
+    ildl_handle tmp;
+    tmp.A = *A;
+    tmp.gptr = gptr;
+    tmp.gidx = gidx;
+    ildl_api_gather(&tmp, m->values, A->val);
+
+cleanup:
+    if (st == ILDL_ERR_OUT_OF_MEMORY && msg && !msg[0]) ildl_msg(msg, len, "out of memory");
+    if (st) ildl_csr_free(A);
+    free(ri); free(cj); free(gptr); free(gidx);
+    return st;
+}
+
 ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind, const double *values,
                         const ildl_options *opts, ildl_handle **out)
 {

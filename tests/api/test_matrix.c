@@ -373,6 +373,83 @@ static void test_acopf_iterations(void **state)
     ildl_csr_free(&A10);
 }
 
+/* The Matrix Market functions: a descriptor (lower COO, 1-based, duplicates) written, read back
+ * as the full pattern with the same values' bits; a shipped file read and solved; vectors;
+ * failures with a status and a message naming the file. */
+static void test_matrix_io(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    ildl_test_laplace2d(9, 0.3, &A);
+    int32_t n = A.n;
+    triples t;
+    view_of(&A, ILDL_VIEW_LOWER, 1, 4, &t);
+    ildl_matrix m, r;
+    arrays a;
+    describe(&t, ILDL_FORMAT_COO, 1, ILDL_VIEW_LOWER, ILDL_DUPLICATES_SUM, ILDL_INDEX_64, ILDL_INDEX_64, &m, &a);
+    char path[] = "/tmp/ildl_test_matrix_io.mtx.gz";
+    assert_int_equal(ildl_matrix_write(path, &m), ILDL_SUCCESS);
+    assert_int_equal(ildl_matrix_read(path, &r), ILDL_SUCCESS);
+    assert_int_equal(r.n, n);
+    assert_int_equal(r.nnz, A.rowptr[n]);
+    assert_int_equal(r.format, ILDL_FORMAT_CSR);
+    assert_memory_equal(r.rows, A.rowptr, sizeof(int64_t) * (size_t)(n + 1));
+    assert_memory_equal(r.cols, A.col, sizeof(int32_t) * (size_t)A.rowptr[n]);
+    assert_memory_equal(r.values, A.val, sizeof(double) * (size_t)A.rowptr[n]);
+    ildl_handle *h = NULL;
+    ildl_options o;
+    cpu_options(&o);
+    assert_int_equal(ildl_setup_matrix(&r, &o, &h), ILDL_SUCCESS);
+    ildl_destroy(h);
+    assert_int_equal(ildl_matrix_free(&r), ILDL_SUCCESS);
+    assert_null(r.values);
+    assert_int_equal(ildl_matrix_free(NULL), ILDL_SUCCESS);
+    /* the caller's own arrays are not freed by ildl_matrix_free */
+    ildl_matrix own = m;
+    assert_int_equal(ildl_matrix_free(&own), ILDL_SUCCESS);
+    assert_true(((int64_t *)a.cols)[0] >= 1); /* still readable */
+    remove(path);
+    /* a shipped file, and a vector */
+    assert_int_equal(ildl_matrix_read(ildl_test_data_file("sqd_genhs28_2x2_it0.mtx.gz"), &r), ILDL_SUCCESS);
+    assert_true(r.n > 0 && r.nnz > 0);
+    double *b = malloc(sizeof(double) * (size_t)r.n), *x = malloc(sizeof(double) * (size_t)r.n);
+    for (int64_t i = 0; i < r.n; i++) b[i] = 1.0;
+    assert_int_equal(ildl_setup_matrix(&r, &o, &h), ILDL_SUCCESS);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    assert_int_equal(ildl_solve(h, b, x), ILDL_SUCCESS);
+    ildl_destroy(h);
+    char vpath[] = "/tmp/ildl_test_vector.txt";
+    FILE *f = fopen(vpath, "w");
+    assert_non_null(f);
+    for (int64_t i = 0; i < r.n; i++) fprintf(f, "%.17g\n", 0.5 + (double)i);
+    fclose(f);
+    double *v = NULL;
+    int64_t len = 0;
+    assert_int_equal(ildl_vector_read(vpath, r.n, &v, &len), ILDL_SUCCESS);
+    assert_int_equal(len, r.n);
+    assert_true(v[1] == 1.5);
+    ildl_vector_free(v);
+    assert_int_equal(ildl_vector_read(vpath, r.n + 1, &v, &len), ILDL_ERR_SIZE_MISMATCH);
+    assert_null(v);
+    assert_int_equal(ildl_vector_read(vpath, -1, &v, &len), ILDL_ERR_SIZE_MISMATCH);
+    remove(vpath);
+    ildl_matrix_free(&r);
+    /* failures */
+    assert_int_equal(ildl_matrix_read("/nonexistent/a.mtx", &r), ILDL_ERR_IO);
+    assert_non_null(strstr(ildl_last_error(NULL), "/nonexistent/a.mtx"));
+    assert_int_equal(r.nnz, 0);
+    assert_int_equal(ildl_matrix_read(NULL, &r), ILDL_ERR_NULL_ARGUMENT);
+    assert_int_equal(ildl_matrix_read(path, NULL), ILDL_ERR_NULL_ARGUMENT);
+    assert_int_equal(ildl_matrix_write("/nonexistent/dir/a.mtx", &m), ILDL_ERR_IO);
+    m.base = 0; /* an index n: refused before the file is opened */
+    assert_int_equal(ildl_matrix_write(path, &m), ILDL_ERR_INDEX_RANGE);
+    assert_int_equal(ildl_vector_read("/nonexistent/v.txt", 0, &v, &len), ILDL_ERR_IO);
+    free(b); free(x);
+    arrays_free(&a);
+    triples_free(&t);
+    ildl_csr_free(&A);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -380,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_sub_pattern),
         cmocka_unit_test(test_bad_descriptors),
         cmocka_unit_test(test_acopf_iterations),
+        cmocka_unit_test(test_matrix_io),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,4 +43,10 @@ cmake -S "$prefix/consumer" -B "$prefix/consumer/build" -DCMAKE_PREFIX_PATH="$pr
 cmake --build "$prefix/consumer/build" >> "$prefix/consumer.log" 2>&1 || { cat "$prefix/consumer.log" >&2; exit 1; }
 "$prefix/consumer/build/ex_shared" > "$prefix/cmake-shared.out"
 "$prefix/consumer/build/ex_static" > "$prefix/cmake-static.out"
+# the installed programs: ildl-gen (where it was built) makes a problem, ildl solves it
+if [ -x "$build/bench/gen/ildl-gen" ]; then
+  [ -x "$prefix/bin/ildl-gen" ] || { echo "ildl-gen was built but not installed" >&2; exit 1; }
+  "$prefix/bin/ildl-gen" control 8 "$prefix/control8.mtx" > /dev/null
+  "$prefix/bin/ildl" solve "$prefix/control8.mtx" --backend cpu --threads 1 > "$prefix/gen-solve.out"
+fi
 echo "install check: shared and static links through blockildl.pc and find_package solve"
