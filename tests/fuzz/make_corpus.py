@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write the seed corpus of the fuzz harnesses (tests/fuzz/corpus/{api,mmio}/).
+"""Write the seed corpus of the fuzz harnesses (tests/fuzz/corpus/{api,mmio,matrix}/).
 
 The api seeds are described here in readable form and encoded in the byte format that
 fuzz_api.c decodes (its header comment and docs/reliability.md describe it); this script is
@@ -329,10 +329,32 @@ def mmio_bytes(spec):
     return spec.encode("latin-1")
 
 
+# fuzz_matrix (the descriptor): layout byte (bit 0 COO, 1 base 1, 2-3 view, 4 duplicates summed,
+# 5 64-bit row pointers, 6 64-bit indices, 7 one field broken), n - 1, count, count x (row + 1,
+# col + 1, value byte: 32 = 4.0, 248 = -1.0, 14 = NaN), the CSR pointer to decrease (0: none),
+# the sub-pattern's mask. Indices are 0-based here; the harness adds the base.
+def matrix_seed(lay, n, entries, rowdec=0, drop=0x55, broken=None):
+    head = [lay] + ([broken] if broken is not None else []) + [n - 1, len(entries)]
+    body = [b for (i, j, v) in entries for b in (i + 1, j + 1, v)]
+    return bytes(head + body + [rowdec, drop])
+
+
+_TRI_LOWER = [(i, i, 32) for i in range(5)] + [(i, i - 1, 248) for i in range(1, 5)]
+MATRIX_SEEDS = {
+    "coo_lower_base1_sum": matrix_seed(1 | 2 | 1 << 2 | 1 << 4 | 1 << 6, 5, _TRI_LOWER + [(0, 0, 32)]),
+    "csr_upper_base0_32": matrix_seed(2 << 2, 5, [(i, i, 32) for i in range(5)] + [(i - 1, i, 248) for i in range(1, 5)]),
+    "coo_full_dup_refused": matrix_seed(1, 5, [(i, i, 32) for i in range(5)] + [(0, 0, 16)]),
+    "coo_lower_nan": matrix_seed(1 | 1 << 2, 5, [(i, i, 32) for i in range(5)] + [(2, 1, 14)]),
+    "csr_lower_rowptr_moved": matrix_seed(1 << 2 | 1 << 5, 5, [(i, i, 32) for i in range(5)], rowdec=3),
+    "broken_duplicates_rule": matrix_seed(1 | 1 << 7, 5, [(0, 0, 32)], broken=2),
+}
+
+
 def main():
     check = "--check" in sys.argv[1:]
     bad = 0
-    for sub, seeds, enc in (("api", API_SEEDS, encode_api), ("mmio", MMIO_SEEDS, mmio_bytes)):
+    for sub, seeds, enc in (("api", API_SEEDS, encode_api), ("mmio", MMIO_SEEDS, mmio_bytes),
+                            ("matrix", MATRIX_SEEDS, lambda b: b)):
         d = os.path.join(HERE, "corpus", sub)
         os.makedirs(d, exist_ok=True)
         for name, desc in sorted(seeds.items()):
@@ -351,7 +373,7 @@ def main():
                 with open(path, "wb") as f:
                     f.write(data)
     if not check:
-        print("wrote %d api and %d mmio seeds" % (len(API_SEEDS), len(MMIO_SEEDS)))
+        print("wrote %d api, %d mmio and %d matrix seeds" % (len(API_SEEDS), len(MMIO_SEEDS), len(MATRIX_SEEDS)))
     return bad
 
 

@@ -5,14 +5,14 @@
 # the script exit 1. A committed input that fails by itself (a finding not fixed yet) is left
 # out of the start corpus, so that the run still fuzzes, and also makes the script exit 1.
 # `make fuzz` runs it after the corpus regression tests (ctest -L fuzz).
-#   usage: tests/fuzz/run_fuzz.sh [BUILD [SECONDS [HARNESS...]]]   (defaults: build-fuzz 60 mmio api)
+#   usage: tests/fuzz/run_fuzz.sh [BUILD [SECONDS [HARNESS...]]]   (defaults: build-fuzz 60 mmio api matrix)
 #   FUZZ_FLAGS: more libFuzzer flags, e.g. FUZZ_FLAGS="-fork=1 -ignore_crashes=1" for a campaign
 set -uo pipefail
 build=${1:-build-fuzz}
 secs=${2:-60}
 shift $(( $# > 2 ? 2 : $# ))
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(mmio api)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(mmio api matrix)
 src=$(cd "$(dirname "$0")" && pwd)
 status=0
 for h in "${harnesses[@]}"; do
