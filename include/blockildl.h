@@ -164,6 +164,19 @@ typedef enum {
 #define ILDL_MAX_RUNGS 3 /* rungs 0, 1, 2 */
 #define ILDL_MAX_PUSHBACK_ROUNDS 16 /* ildl_options.pushback_rounds at most */
 
+/* What ildl_apply applies (options.apply_mode). */
+typedef enum {
+    ILDL_APPLY_LDLT = 0, /* z = M^{-1} r, M = the scaled, permuted block L D L^T: indefinite like
+                            A; for SQMR, GMRES, BiCGStab (default) */
+    ILDL_APPLY_SPD = 1   /* M = L |D| L^T, |D| = each 1x1 and 2x2 pivot with its eigenvalues by
+                            magnitude: symmetric positive definite, for MINRES (SciPy's minres,
+                            PETSc's KSPMINRES), which refuses an indefinite preconditioner. A
+                            weaker preconditioner than LDLT for A (M^{-1} A is no longer close to
+                            I where D has negative pivots: its eigenvalues cluster at +1 and -1);
+                            use it where the method needs SPD. CPU backend (the CUDA backend
+                            returns ILDL_ERR_NOT_SUPPORTED for now) */
+} ildl_apply_mode;
+
 /* Log callback: receives one line (no trailing newline) when verbosity > 0. */
 typedef void (*ildl_log_fn)(void *ctx, const char *line);
 /* Progress callback: called by ildl_solve after every SQMR iteration with the iteration
@@ -218,7 +231,9 @@ typedef struct ildl_options {
                                perturbed or the order would not change (docs/robustness.md:
                                it can remove the perturbations of a complete factor; on
                                incomplete ones it helps or hurts, so the ladder leaves it off) */
-    int reserved_int[11];
+    int apply_mode;         /* ildl_apply_mode: what ildl_apply applies; default LDLT (ildl_solve's
+                               SQMR always uses LDLT) */
+    int reserved_int[10];
     double escalation_max_bytes;   /* >= 0, finite: a rung whose factor would need more bytes (its
                                       entries, 10 bytes each in double precision, 6 in single) is
                                       not taken; 0 = the host's physical memory / 2; default 0.
@@ -467,8 +482,10 @@ typedef enum { ILDL_MEMORY_HOST = 0, ILDL_MEMORY_DEVICE = 1 } ildl_memory;
  * be captured into the caller's CUDA graph (any capture mode) and replayed; a replay uses the
  * factor current at that time.
  * Returns ILDL_SUCCESS, ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_CALL_ORDER (no factor),
- * ILDL_ERR_NOT_SUPPORTED (device memory with the CPU backend), ILDL_ERR_INVALID_OPTION (z
- * aliases r, or `where` is neither ILDL_MEMORY_HOST nor ILDL_MEMORY_DEVICE), ILDL_ERR_DEVICE. */
+ * ILDL_ERR_NOT_SUPPORTED (device memory with the CPU backend; options.apply_mode SPD with the
+ * CUDA backend), ILDL_ERR_INVALID_OPTION (z aliases r, or `where` is neither
+ * ILDL_MEMORY_HOST nor ILDL_MEMORY_DEVICE), ILDL_ERR_DEVICE. With options.apply_mode =
+ * ILDL_APPLY_SPD, M = L|D|L^T (ildl_apply_mode). */
 int ildl_apply(ildl_handle *h, const double *r, double *z, int where, void *stream);
 
 /* Copy the information of the last setup/factor/solve into info.

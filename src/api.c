@@ -102,6 +102,7 @@ ILDL_API int ildl_options_default(ildl_options *o)
     o->escalation_max_bytes = 0.0;
     o->escalation_max_seconds = 0.0;
     o->pushback_rounds = 0;
+    o->apply_mode = ILDL_APPLY_LDLT;
     return ILDL_SUCCESS;
 }
 
@@ -200,6 +201,8 @@ static int check_options(const ildl_options *o, char *msg, size_t len)
     if (!(o->escalation_max_seconds >= 0.0) || !isfinite(o->escalation_max_seconds))
         return ildl_msg(msg, len, "escalation_max_seconds = %g, must be finite and >= 0",
                         o->escalation_max_seconds), ILDL_ERR_INVALID_OPTION;
+    if (o->apply_mode != ILDL_APPLY_LDLT && o->apply_mode != ILDL_APPLY_SPD)
+        return ildl_msg(msg, len, "unknown apply_mode %d", o->apply_mode), ILDL_ERR_INVALID_OPTION;
     if (o->pushback_rounds < 0 || o->pushback_rounds > ILDL_MAX_PUSHBACK_ROUNDS)
         return ildl_msg(msg, len, "pushback_rounds = %d, must be in 0..%d", o->pushback_rounds,
                         ILDL_MAX_PUSHBACK_ROUNDS), ILDL_ERR_INVALID_OPTION;

@@ -84,19 +84,27 @@ static int cpu_factor(void *state, const ildl_factor_params *p, int rescaled, il
     return ILDL_SUCCESS;
 }
 
-/* z = M^{-1} r on the user's system: gather, scale, block solves, scale, scatter. */
-static int apply_host(void *ctx, const double *r, double *z)
+/* z = M^{-1} r on the user's system: gather, scale, block solves, scale, scatter; abs_d: with
+ * |D| (the SPD preconditioner of apply_mode SPD). */
+static int apply_mode(cpu_state *s, const double *r, double *z, int abs_d)
 {
-    cpu_state *s = ctx;
     const ildl_tiles *T = &s->env->an->tiles;
     int32_t n = s->env->A->n;
     double *w = s->work;
     for (int32_t k = 0; k < n; k++) w[k] = s->qs[k] * r[s->q[k]];
-    if (s->env->opt->precision == ILDL_PREC_SINGLE) ildl_cpu_solve_s(T, w); /* the float factor */
-    else ildl_cpu_solve(T, w);
+    if (s->env->opt->precision == ILDL_PREC_SINGLE) { /* the float factor */
+        if (abs_d) ildl_cpu_solve_abs_s(T, w);
+        else ildl_cpu_solve_s(T, w);
+    } else {
+        if (abs_d) ildl_cpu_solve_abs(T, w);
+        else ildl_cpu_solve(T, w);
+    }
     for (int32_t k = 0; k < n; k++) z[s->q[k]] = s->qs[k] * w[k];
     return ILDL_SUCCESS;
 }
+
+/* SQMR's preconditioner: always M = the block LDL^T. */
+static int apply_host(void *ctx, const double *r, double *z) { return apply_mode(ctx, r, z, 0); }
 
 static void matvec_host(void *ctx, const double *x, double *y)
 {
@@ -111,7 +119,8 @@ static int cpu_apply(void *state, const double *r, double *z, int where, void *s
         ildl_msg(msg, msglen, "device pointers need the CUDA backend");
         return ILDL_ERR_NOT_SUPPORTED;
     }
-    return apply_host(state, r, z);
+    cpu_state *s = state;
+    return apply_mode(s, r, z, s->env->opt->apply_mode == ILDL_APPLY_SPD);
 }
 
 static int cpu_sqmr(void *state, const double *b, double *x, const ildl_sqmr_params *prm, ildl_sqmr_result *res,

@@ -79,6 +79,10 @@ static int cuda_factor(void *state, const ildl_factor_params *p, int rescaled, i
 static int cuda_apply(void *state, const double *r, double *z, int where, void *stream, char *msg, size_t msglen)
 {
     cuda_state *s = state;
+    if (s->env->opt->apply_mode == ILDL_APPLY_SPD) {
+        ildl_msg(msg, msglen, "apply_mode SPD is not available on the CUDA backend yet: use backend CPU");
+        return ILDL_ERR_NOT_SUPPORTED;
+    }
     int st = ildl_cuda_apply(s->c, r, z, where, stream);
     return st ? cuda_msg(st, "CUDA apply", msg, msglen) : ILDL_SUCCESS;
 }

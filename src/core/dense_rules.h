@@ -85,4 +85,28 @@ extern "C++" { /* overloads, also where a C++ file includes this inside extern "
 }
 #endif
 
+/* (*y0, *y1) = |[a b; b c]|^{-1} (x0, x1): the inverse of the 2x2 pivot's absolute value
+ * Q |Lambda| Q^T (its eigenvalues' magnitudes), the D of the SPD preconditioner L|D|L^T. The
+ * rotation that diagonalises it is Golub and Van Loan's symmetric Schur step (sym.schur2):
+ * tau = (c - a)/(2b), t = sign(tau)/(|tau| + sqrt(1 + tau^2)) (1/(2 tau) where tau^2 would
+ * overflow), cs = 1/sqrt(1 + t^2), sn = t cs; eigenvalues a - t b and c + t b. Only correctly
+ * rounded operations (no hypot, no FMA contraction): the same bits on both backends. */
+ILDL_HD_INLINE void ildl_pivot2_abs_solve(double a, double b, double c, double x0, double x1, double *y0,
+                                          double *y1)
+{
+    if (b == 0) {
+        *y0 = x0 / fabs(a);
+        *y1 = x1 / fabs(c);
+        return;
+    }
+    double tau = (c - a) / (2 * b), t;
+    if (fabs(tau) > 1e150) t = 1 / (2 * tau);
+    else t = (tau >= 0 ? 1 : -1) / (fabs(tau) + sqrt(1 + tau * tau));
+    double cs = 1 / sqrt(1 + t * t), sn = t * cs;
+    double l0 = fabs(a - t * b), l1 = fabs(c + t * b);
+    double u0 = (cs * x0 - sn * x1) / l0, u1 = (sn * x0 + cs * x1) / l1;
+    *y0 = cs * u0 + sn * u1;
+    *y1 = cs * u1 - sn * u0;
+}
+
 #endif

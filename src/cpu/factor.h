@@ -51,5 +51,9 @@ void ildl_factor_final_stats(const ildl_tiles *T, ildl_factor_stats *st);
 void ildl_cpu_solve(const ildl_tiles *T, double *x);
 /* The same with the float factor of ildl_cpu_factor_s (T->val32), in double arithmetic. */
 void ildl_cpu_solve_s(const ildl_tiles *T, double *x);
+/* x <- (U^T |D| U)^{-1} x: the symmetric positive definite preconditioner (|D| = each pivot's
+ * eigenvalues by magnitude, ildl_pivot2_abs_solve), for MINRES-type methods; _s as above. */
+void ildl_cpu_solve_abs(const ildl_tiles *T, double *x);
+void ildl_cpu_solve_abs_s(const ildl_tiles *T, double *x);
 
 #endif

@@ -158,23 +158,25 @@ static void backward_row(const ildl_tiles *T, int32_t i, double *x)
     diag_backward(mi, TVAL(T) + T->off[T->row_ptr[i]], xi);
 }
 
-/* x <- D^-1 x with D's 1x1 and 2x2 pivots. */
-static void d_solve(const ildl_tiles *T, double *x)
+/* x <- D^-1 x with D's 1x1 and 2x2 pivots, or with |D|^-1 (abs_d: each pivot's eigenvalues
+ * taken by magnitude, ildl_pivot2_abs_solve). */
+static void d_solve(const ildl_tiles *T, double *x, int abs_d)
 {
     for (int32_t k = 0; k < T->n; k++) {
         double a = T->d_diag[k];
         if (T->piv_type[k] == 2 && k + 1 < T->n) {
             double b = T->d_off[k], c = T->d_diag[k + 1];
             double x0 = x[k], x1 = x[k + 1];
-            ildl_pivot2_solve(a, b, c, ildl_pivot2_det(a, b, c), x0, x1, &x[k], &x[k + 1]);
+            if (abs_d) ildl_pivot2_abs_solve(a, b, c, x0, x1, &x[k], &x[k + 1]);
+            else ildl_pivot2_solve(a, b, c, ildl_pivot2_det(a, b, c), x0, x1, &x[k], &x[k + 1]);
             k++;
         } else {
-            x[k] /= a;
+            x[k] /= abs_d ? fabs(a) : a;
         }
     }
 }
 
-void RN(ildl_cpu_solve)(const ildl_tiles *T, double *x)
+static void solve(const ildl_tiles *T, double *x, int abs_d)
 {
     assert(TVAL(T) && T->diag_inverted); /* the factor of this precision, prepared for solves */
     for (int32_t lev = 0; lev < T->nlevels; lev++) {
@@ -182,10 +184,14 @@ void RN(ildl_cpu_solve)(const ildl_tiles *T, double *x)
 #pragma omp parallel for schedule(dynamic, 4) if (nrows > 16)
         for (int32_t rr = 0; rr < nrows; rr++) forward_row(T, T->level_rows[r0 + rr], x);
     }
-    d_solve(T, x);
+    d_solve(T, x, abs_d);
     for (int32_t lev = T->nlevels - 1; lev >= 0; lev--) {
         int32_t r0 = T->level_ptr[lev], nrows = T->level_ptr[lev + 1] - r0;
 #pragma omp parallel for schedule(dynamic, 4) if (nrows > 16)
         for (int32_t rr = 0; rr < nrows; rr++) backward_row(T, T->level_rows[r0 + rr], x);
     }
 }
+
+void RN(ildl_cpu_solve)(const ildl_tiles *T, double *x) { solve(T, x, 0); }
+
+void RN(ildl_cpu_solve_abs)(const ildl_tiles *T, double *x) { solve(T, x, 1); }

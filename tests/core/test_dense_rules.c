@@ -54,6 +54,45 @@ static void test_pivot2(void **state)
     assert_false(ildl_pivot2_ok(NAN, 1, 1, 1e-8));
 }
 
+/* |[a b; b c]|^{-1} x: |A| y = x with |A| = (A^2 + |det A| I) / sqrt(tr A^2 + 2 |det A|) (the
+ * square root of A^2, in long double), to rounding; = A^{-1} x for a positive definite A;
+ * the eigenvalues' signs do not matter; b = 0 and b tiny against a - c (tau^2 would overflow). */
+static void abs_check(double a, double b, double c, double x0, double x1)
+{
+    double y0, y1;
+    ildl_pivot2_abs_solve(a, b, c, x0, x1, &y0, &y1);
+    long double A = a, B = b, C = c;
+    long double s00 = A * A + B * B, s01 = B * (A + C), s11 = C * C + B * B;
+    long double det = fabsl(A * C - B * B), nrm = sqrtl(s00 + s11 + 2 * det);
+    long double m00 = (s00 + det) / nrm, m01 = s01 / nrm, m11 = (s11 + det) / nrm;
+    long double r0 = m00 * y0 + m01 * y1 - x0, r1 = m01 * y0 + m11 * y1 - x1;
+    long double scale = (fabsl(m00) + fabsl(m01) + fabsl(m11)) * (fabsl(y0) + fabsl(y1)) + fabsl(x0) + fabsl(x1);
+    assert_true(fabsl(r0) <= 1e-14L * scale);
+    assert_true(fabsl(r1) <= 1e-14L * scale);
+}
+
+static void test_pivot2_abs(void **state)
+{
+    (void)state;
+    double cases[][3] = {{2, 1, 3}, {-2, 1, -3}, {1, 3, -1}, {0, 1, 0}, {1e-8, 1, 1e-8}, {4, 0, -5},
+                         {1, 1e-160, 2}, {1e200, 1e199, -1e200}, {1e-200, 3e-200, 1e-201}, {5, -2, 5}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        abs_check(cases[k][0], cases[k][1], cases[k][2], 1.0, -0.5);
+        abs_check(cases[k][0], cases[k][1], cases[k][2], -3.0, 7.0);
+    }
+    /* a positive definite pivot: |A| = A */
+    double y0, y1, z0, z1;
+    ildl_pivot2_abs_solve(2, 1, 3, 1, 2, &y0, &y1);
+    ildl_pivot2_solve(2, 1, 3, ildl_pivot2_det(2, 1, 3), 1, 2, &z0, &z1);
+    assert_true(fabs(y0 - z0) <= 1e-15 && fabs(y1 - z1) <= 1e-15);
+    /* a negative definite one: |A| = -A */
+    ildl_pivot2_abs_solve(-2, -1, -3, 1, 2, &y0, &y1);
+    assert_true(fabs(y0 - z0) <= 1e-15 && fabs(y1 - z1) <= 1e-15);
+    /* b = 0: the diagonal by magnitude */
+    ildl_pivot2_abs_solve(-4, 0, 8, 2, 2, &y0, &y1);
+    assert_true(y0 == 0.5 && y1 == 0.25);
+}
+
 static void test_bk(void **state)
 {
     const double al = ILDL_BK_ALPHA;
@@ -97,6 +136,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pivot1),
         cmocka_unit_test(test_pivot2),
+        cmocka_unit_test(test_pivot2_abs),
         cmocka_unit_test(test_bk),
         cmocka_unit_test(test_rook),
     };
