@@ -75,7 +75,7 @@ grep -E "^refactor round" "$OUTDIR/gpu-tests-pageable.log"
 # src/analyse/tickets.c): any topological order must give the same bits
 agreement level-order "tickets in level order" ILDL_TEST_TUNING=sf_chain_order=0
 timeout 120 $B/tests/cuda_test_cuda_rhs > "$OUTDIR/rhs.log" 2>&1; echo "extreme right-hand sides, ladder, push-back test exit $?"
-grep -E "^laplace|^diagonal|^GPU 2-norms|^device apply|^ladder|^push-back" "$OUTDIR/rhs.log"
+grep -E "^laplace|^diagonal|^GPU 2-norms|^device apply|^ladder|^push-back|^ildl_apply_multi" "$OUTDIR/rhs.log"
 timeout 120 $B/tests/api_test_api > "$OUTDIR/api.log" 2>&1; echo "api tests exit $?"
 timeout 120 $B/tests/cuda_test_cuda_oom > "$OUTDIR/oom.log" 2>&1; echo "device memory exhaustion test exit $?"
 timeout 120 $B/tests/cuda_test_cuda_threads > "$OUTDIR/threads.log" 2>&1; echo "concurrent handles test exit $?"

@@ -488,6 +488,17 @@ typedef enum { ILDL_MEMORY_HOST = 0, ILDL_MEMORY_DEVICE = 1 } ildl_memory;
  * ILDL_APPLY_SPD, M = L|D|L^T (ildl_apply_mode). */
 int ildl_apply(ildl_handle *h, const double *r, double *z, int where, void *stream);
 
+/* ildl_apply for k right-hand sides at once: Z = M^{-1} R, R and Z column-major n x k with
+ * leading dimensions ldr, ldz >= n, in host or device memory as `where` says (the same contract
+ * as ildl_apply, options.apply_mode included). Each column gets the bits ildl_apply gives it.
+ * The CPU backend reads the factor once per 16 columns (a solve for several vectors costs
+ * little more than for one: the factor's traffic dominates); the CUDA backend applies column
+ * by column for now. k = 0 does nothing. Z must not overlap R.
+ * Returns the statuses of ildl_apply, and ILDL_ERR_INVALID_OPTION (k < 0, ldr or ldz < n, Z
+ * overlapping R). */
+int ildl_apply_multi(ildl_handle *h, int k, const double *R, int64_t ldr, double *Z, int64_t ldz, int where,
+                     void *stream);
+
 /* Copy the information of the last setup/factor/solve into info.
  * Returns ILDL_SUCCESS or ILDL_ERR_NULL_ARGUMENT. */
 int ildl_get_info(const ildl_handle *h, ildl_info *info);

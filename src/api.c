@@ -513,6 +513,39 @@ ILDL_API int ildl_apply(ildl_handle *h, const double *r, double *z, int where, v
     return st;
 }
 
+static int apply_multi_impl(ildl_handle *h, int k, const double *R, int64_t ldr, double *Z, int64_t ldz,
+                            int where, void *stream)
+{
+    h->err[0] = 0;
+    int32_t n = h->A.n;
+    if (k < 0) return ildl_api_fail(h, ILDL_ERR_INVALID_OPTION, "k = %d, must be >= 0", k);
+    if (ldr < n || ldz < n)
+        return ildl_api_fail(h, ILDL_ERR_INVALID_OPTION, "ldr = %lld and ldz = %lld must be >= n = %d", (long long)ldr,
+                             (long long)ldz, (int)n);
+    if (k > 0 && (!R || !Z)) return ildl_api_fail(h, ILDL_ERR_NULL_ARGUMENT, "R and Z must not be NULL");
+    if (!h->factored)
+        return ildl_api_fail(h, ILDL_ERR_CALL_ORDER, "ildl_apply_multi called before a successful ildl_factor");
+    if (where != ILDL_MEMORY_HOST && where != ILDL_MEMORY_DEVICE)
+        return ildl_api_fail(h, ILDL_ERR_INVALID_OPTION, "where must be ILDL_MEMORY_HOST or ILDL_MEMORY_DEVICE");
+    if (k == 0) return ILDL_SUCCESS;
+    /* the spans [R, R + (k-1) ldr + n) and Z's must not meet (compared as addresses) */
+    uintptr_t r0 = (uintptr_t)R, r1 = (uintptr_t)(R + (int64_t)(k - 1) * ldr + n);
+    uintptr_t z0 = (uintptr_t)Z, z1 = (uintptr_t)(Z + (int64_t)(k - 1) * ldz + n);
+    if (r0 < z1 && z0 < r1) return ildl_api_fail(h, ILDL_ERR_INVALID_OPTION, "Z must not overlap R");
+    char msg[sizeof h->err];
+    int st = h->ops->apply_multi(h->bstate, k, R, ldr, Z, ldz, where, stream, msg, sizeof msg);
+    return st ? ildl_api_fail(h, st, "%s", msg) : ILDL_SUCCESS;
+}
+
+ILDL_API int ildl_apply_multi(ildl_handle *h, int k, const double *R, int64_t ldr, double *Z, int64_t ldz,
+                              int where, void *stream)
+{
+    if (!h) return ILDL_ERR_NULL_ARGUMENT;
+    int prev = threads_push(h), st = apply_multi_impl(h, k, R, ldr, Z, ldz, where, stream);
+    threads_pop(prev);
+    return st;
+}
+
 ILDL_API int ildl_get_info(const ildl_handle *h, ildl_info *info)
 {
     if (!h || !info) return ILDL_ERR_NULL_ARGUMENT;

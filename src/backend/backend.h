@@ -32,6 +32,10 @@ typedef struct ildl_backend_ops {
                   size_t msglen);
     /* z = M^{-1} r in the user's order; where: an ildl_memory; stream: a cudaStream_t or NULL. */
     int (*apply)(void *state, const double *r, double *z, int where, void *stream, char *msg, size_t msglen);
+    /* Z = M^{-1} R for k >= 1 columns (column-major, leading dimensions ldr, ldz >= n); each
+     * column the bits of apply on it. */
+    int (*apply_multi)(void *state, int k, const double *R, int64_t ldr, double *Z, int64_t ldz, int where,
+                       void *stream, char *msg, size_t msglen);
     /* SQMR on A x = b, host vectors: ildl_sqmr's contract. */
     int (*sqmr)(void *state, const double *b, double *x, const ildl_sqmr_params *prm, ildl_sqmr_result *res,
                 char *msg, size_t msglen);

@@ -10,6 +10,7 @@ typedef struct cpu_state {
     int32_t *q;   /* [n] factored position -> original row */
     double *qs;   /* [n] scale of original row q[k] */
     double *work; /* [n] */
+    double *work_multi; /* [n * ILDL_SOLVE_MULTI_MAX], made by the first apply_multi */
 } cpu_state;
 
 static void cpu_destroy(void *state)
@@ -19,6 +20,7 @@ static void cpu_destroy(void *state)
     free(s->q);
     free(s->qs);
     free(s->work);
+    free(s->work_multi);
     free(s);
 }
 
@@ -106,6 +108,39 @@ static int apply_mode(cpu_state *s, const double *r, double *z, int abs_d)
 /* SQMR's preconditioner: always M = the block LDL^T. */
 static int apply_host(void *ctx, const double *r, double *z) { return apply_mode(ctx, r, z, 0); }
 
+/* Z = M^{-1} R for k columns, in chunks of ILDL_SOLVE_MULTI_MAX (the factor read once per chunk). */
+static int cpu_apply_multi(void *state, int k, const double *R, int64_t ldr, double *Z, int64_t ldz, int where,
+                           void *stream, char *msg, size_t msglen)
+{
+    (void)stream;
+    cpu_state *s = state;
+    if (where == ILDL_MEMORY_DEVICE) {
+        ildl_msg(msg, msglen, "device pointers need the CUDA backend");
+        return ILDL_ERR_NOT_SUPPORTED;
+    }
+    const ildl_tiles *T = &s->env->an->tiles;
+    int32_t n = s->env->A->n;
+    int abs_d = s->env->opt->apply_mode == ILDL_APPLY_SPD;
+    if (!s->work_multi) {
+        s->work_multi = ildl_malloc(sizeof(double) * (size_t)n * ILDL_SOLVE_MULTI_MAX);
+        if (!s->work_multi) {
+            ildl_msg(msg, msglen, "out of memory");
+            return ILDL_ERR_OUT_OF_MEMORY;
+        }
+    }
+    double *w = s->work_multi;
+    for (int j0 = 0; j0 < k; j0 += ILDL_SOLVE_MULTI_MAX) {
+        int nc = k - j0 < ILDL_SOLVE_MULTI_MAX ? k - j0 : ILDL_SOLVE_MULTI_MAX;
+        for (int32_t r = 0; r < n; r++)
+            for (int j = 0; j < nc; j++) w[(int64_t)r * nc + j] = s->qs[r] * R[(int64_t)(j0 + j) * ldr + s->q[r]];
+        if (s->env->opt->precision == ILDL_PREC_SINGLE) ildl_cpu_solve_multi_s(T, w, nc, abs_d);
+        else ildl_cpu_solve_multi(T, w, nc, abs_d);
+        for (int32_t r = 0; r < n; r++)
+            for (int j = 0; j < nc; j++) Z[(int64_t)(j0 + j) * ldz + s->q[r]] = s->qs[r] * w[(int64_t)r * nc + j];
+    }
+    return ILDL_SUCCESS;
+}
+
 static void matvec_host(void *ctx, const double *x, double *y)
 {
     const cpu_state *s = ctx;
@@ -146,5 +181,5 @@ static const char *cpu_device_name(const void *state)
 }
 
 const ildl_backend_ops ildl_backend_cpu = {
-    ILDL_BACKEND_CPU, cpu_create, cpu_factor, cpu_apply, cpu_sqmr, cpu_device_bytes, cpu_device_name, cpu_destroy,
+    ILDL_BACKEND_CPU, cpu_create, cpu_factor, cpu_apply, cpu_apply_multi, cpu_sqmr, cpu_device_bytes, cpu_device_name, cpu_destroy,
 };

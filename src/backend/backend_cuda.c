@@ -87,6 +87,17 @@ static int cuda_apply(void *state, const double *r, double *z, int where, void *
     return st ? cuda_msg(st, "CUDA apply", msg, msglen) : ILDL_SUCCESS;
 }
 
+/* One apply per column for now: the kernels read the factor once per column. */
+static int cuda_apply_multi(void *state, int k, const double *R, int64_t ldr, double *Z, int64_t ldz, int where,
+                            void *stream, char *msg, size_t msglen)
+{
+    for (int j = 0; j < k; j++) {
+        int st = cuda_apply(state, R + (int64_t)j * ldr, Z + (int64_t)j * ldz, where, stream, msg, msglen);
+        if (st) return st;
+    }
+    return ILDL_SUCCESS;
+}
+
 static int cuda_sqmr(void *state, const double *b, double *x, const ildl_sqmr_params *prm, ildl_sqmr_result *res,
                      char *msg, size_t msglen)
 {
@@ -104,7 +115,7 @@ static const char *cuda_device_name(const void *state)
 }
 
 const ildl_backend_ops ildl_backend_cuda = {
-    ILDL_BACKEND_CUDA, cuda_create, cuda_factor, cuda_apply, cuda_sqmr, cuda_device_bytes, cuda_device_name,
+    ILDL_BACKEND_CUDA, cuda_create, cuda_factor, cuda_apply, cuda_apply_multi, cuda_sqmr, cuda_device_bytes, cuda_device_name,
     cuda_destroy,
 };
 

@@ -56,4 +56,11 @@ void ildl_cpu_solve_s(const ildl_tiles *T, double *x);
 void ildl_cpu_solve_abs(const ildl_tiles *T, double *x);
 void ildl_cpu_solve_abs_s(const ildl_tiles *T, double *x);
 
+#define ILDL_SOLVE_MULTI_MAX 16 /* columns of one ildl_cpu_solve_multi */
+/* The solves for nc (1..ILDL_SOLVE_MULTI_MAX) vectors at once, row-interleaved (x[r * nc + j]),
+ * with D (abs_d = 0) or |D|: the factor read once; each column gets the bits of
+ * ildl_cpu_solve (ildl_cpu_solve_abs) of it alone. _s: the float factor. */
+void ildl_cpu_solve_multi(const ildl_tiles *T, double *x, int nc, int abs_d);
+void ildl_cpu_solve_multi_s(const ildl_tiles *T, double *x, int nc, int abs_d);
+
 #endif

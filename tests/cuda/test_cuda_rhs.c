@@ -234,6 +234,45 @@ static void test_pushback_agreement(void **state)
     ildl_csr_free(&A);
 }
 
+/* ildl_apply_multi on the CUDA backend: each column the bits of ildl_apply, and of the CPU
+ * backend's ildl_apply_multi (host vectors, leading dimensions above n, 21 columns). */
+static void test_apply_multi_agreement(void **state)
+{
+    (void)state;
+    if (ildl_cuda_device_count() <= 0) {
+        printf("SKIP: no CUDA device: GPU ildl_apply_multi test not run\n");
+        skip();
+        return;
+    }
+    ildl_csr A;
+    ildl_test_kkt_zero_first(150, 350, 3, &A);
+    int32_t n = A.n;
+    const int k = 21;
+    int64_t ldr = n + 3, ldz = n + 5;
+    double *R = malloc(sizeof(double) * (size_t)(ldr * k)), *Z[2], *z = malloc(sizeof(double) * n);
+    uint64_t seed = 11;
+    for (int64_t i = 0; i < ldr * k; i++) R[i] = 2 * ildl_test_rand(&seed) - 1;
+    for (int b = 0; b < 2; b++) {
+        Z[b] = malloc(sizeof(double) * (size_t)(ldz * k));
+        ildl_options o;
+        ildl_options_default(&o);
+        o.backend = b ? ILDL_BACKEND_CUDA : ILDL_BACKEND_CPU;
+        ildl_handle *h = NULL;
+        assert_int_equal(ildl_setup(n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
+        assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+        assert_int_equal(ildl_apply_multi(h, k, R, ldr, Z[b], ldz, ILDL_MEMORY_HOST, NULL), ILDL_SUCCESS);
+        for (int j = 0; j < k; j++) {
+            assert_int_equal(ildl_apply(h, R + (int64_t)j * ldr, z, ILDL_MEMORY_HOST, NULL), ILDL_SUCCESS);
+            assert_memory_equal(Z[b] + (int64_t)j * ldz, z, sizeof(double) * n);
+        }
+        ildl_destroy(h);
+    }
+    for (int j = 0; j < k; j++) assert_memory_equal(Z[0] + (int64_t)j * ldz, Z[1] + (int64_t)j * ldz, sizeof(double) * n);
+    printf("ildl_apply_multi, 21 columns: GPU = GPU ildl_apply = CPU, bitwise\n");
+    free(R); free(Z[0]); free(Z[1]); free(z);
+    ildl_csr_free(&A);
+}
+
 static void test_nrm2_device(void **state)
 {
     (void)state;
@@ -335,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_scaled_rhs),
         cmocka_unit_test(test_ladder_agreement),
         cmocka_unit_test(test_pushback_agreement),
+        cmocka_unit_test(test_apply_multi_agreement),
         cmocka_unit_test(test_nrm2_device),
         cmocka_unit_test(test_device_apply_extreme),
     };
