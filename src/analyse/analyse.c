@@ -285,17 +285,22 @@ int ildl_analyse_within(const ildl_csr *A, const int64_t *src, const ildl_option
     st = ildl_analyse_after_blocking(A, src, o, max_entries, pair, an);
 
 cleanup:
-    if (st == ILDL_ERR_OUT_OF_MEMORY && an->needed_entries > 0) {
-        if (needed) *needed = an->needed_entries;
-        ildl_msg(msg, msglen, "the factor needs %lld entries, more than the %lld allowed",
-                 (long long)an->needed_entries, (long long)max_entries);
-    }
+    ildl_analyse_refusal(st, an, max_entries, needed, msg, msglen);
     if (st && st != ILDL_ERR_INVALID_OPTION && st != ILDL_ERR_NOT_SUPPORTED && msg && !msg[0])
         ildl_msg(msg, msglen, "analyse stage failed with status %d", st);
     free(order); free(pair);
     ildl_br_graph_free(&g);
     if (st) ildl_analysis_free(an);
     return st;
+}
+
+void ildl_analyse_refusal(int st, const ildl_analysis *an, int64_t max_entries, int64_t *needed, char *msg,
+                          size_t msglen)
+{
+    if (st != ILDL_ERR_OUT_OF_MEMORY || an->needed_entries <= 0) return;
+    if (needed) *needed = an->needed_entries;
+    ildl_msg(msg, msglen, "the factor needs %lld entries, more than the %lld allowed", (long long)an->needed_entries,
+             (long long)max_entries);
 }
 
 void ildl_analysis_free(ildl_analysis *an)

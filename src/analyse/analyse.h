@@ -47,6 +47,11 @@ int ildl_analyse_rescale(const ildl_csr *A, const ildl_options *o, double *scale
 int ildl_analyse_after_blocking(const ildl_csr *A, const int64_t *src, const ildl_options *o,
                                 int64_t max_entries, const int32_t *pair, ildl_analysis *an);
 
+/* Where st is ILDL_ERR_OUT_OF_MEMORY for the limit max_entries (an->needed_entries > 0): *needed
+ * (may be NULL) = the entries needed, and msg says so. Otherwise nothing. */
+void ildl_analyse_refusal(int st, const ildl_analysis *an, int64_t max_entries, int64_t *needed, char *msg,
+                          size_t msglen);
+
 void ildl_analysis_free(ildl_analysis *an);
 
 #endif

@@ -76,13 +76,9 @@ int ildl_analyse_pushback(const ildl_csr *A, const int64_t *src, const ildl_opti
     st = ildl_analyse_after_blocking(A, src, o, max_entries, NULL, an);
 
 cleanup:
-    if (st == ILDL_ERR_OUT_OF_MEMORY && an->needed_entries > 0) {
-        if (needed) *needed = an->needed_entries;
-        ildl_msg(msg, msglen, "the factor needs %lld entries, more than the %lld allowed",
-                 (long long)an->needed_entries, (long long)max_entries);
-    } else if (st) {
+    ildl_analyse_refusal(st, an, max_entries, needed, msg, msglen);
+    if (st && !(st == ILDL_ERR_OUT_OF_MEMORY && an->needed_entries > 0))
         ildl_msg(msg, msglen, "push-back analysis failed with status %d", st);
-    }
     if (st || !*moved) ildl_analysis_free(an);
     return st;
 }

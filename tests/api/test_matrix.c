@@ -131,7 +131,7 @@ static void test_layouts(void **state)
     double *b = malloc(sizeof(double) * n), *xr = malloc(sizeof(double) * n), *x = malloc(sizeof(double) * n);
     double *v2 = malloc(sizeof(double) * nnz), *xr2 = malloc(sizeof(double) * n);
     for (int32_t i = 0; i < n; i++) b[i] = 1.0 + (i % 7);
-    for (int64_t p = 0; p < nnz; p++) v2[p] = A.val[p] * (A.col[p] == 0 ? 3.0 : 2.0); /* symmetric */
+    /* new values, symmetric: entries coupling row 0 with another row tripled, the rest doubled */
     for (int32_t i = 0; i < n; i++)
         for (int64_t p = A.rowptr[i]; p < A.rowptr[i + 1]; p++)
             v2[p] = A.val[p] * ((i == 0) != (A.col[p] == 0) ? 3.0 : 2.0);
