@@ -34,7 +34,8 @@
  *   A4 SUCCESS <=> converged; SUCCESS => reported <= tol and recomputed <= tol + bound;
  *      NOT_CONVERGED/BREAKDOWN => reported > tol
  *   A5 ildl_apply: z aliasing r -> INVALID_OPTION, x aliasing b in ildl_solve -> INVALID_OPTION,
- *      an unknown where -> INVALID_OPTION, device memory -> NOT_SUPPORTED, two applies agree
+ *      an unknown where -> INVALID_OPTION, device memory -> NOT_SUPPORTED, two applies agree,
+ *      ildl_apply_multi's columns are ildl_apply's bits
  *   A6 setup's validation agrees with the harness's: an invalid CSR is refused, a valid one
  *      (symmetric to 1e-12) is not refused for a reason of the matrix; new values in
  *      ildl_factor: NaN/Inf -> NAN_INF, clearly asymmetric -> NOT_SYMMETRIC
@@ -157,7 +158,7 @@ static const field g_fields[] = {
     FD(fill_factor), FD(drop_tol), FI(max_block_size), FD(block_threshold), FD(block_decay),
     FD(pivot_tol), FD(pivot_perturb), FI(leftover), FD(tol), FI(max_iter), FI(use_initial_guess),
     FI(check_every), FI(num_threads), FI(verbosity), FI(device_id), FI(solve_schedule),
-    FI(solve_kernels), FI(l2_persist), FI(escalation), FI(pushback_rounds)};
+    FI(solve_kernels), FI(l2_persist), FI(escalation), FI(pushback_rounds), FI(apply_mode)};
 #define NFIELDS ((int)(sizeof g_fields / sizeof *g_fields))
 
 static int int_value(stream *s)
@@ -600,6 +601,7 @@ static const char *documented_out_of_range(const ildl_options *o)
     if (o->device_id < 0) return "device_id";
     if (o->escalation < ILDL_ESCALATE_NONE || o->escalation > ILDL_ESCALATE_COMPLETE) return "escalation";
     if (o->pushback_rounds < 0 || o->pushback_rounds > ILDL_MAX_PUSHBACK_ROUNDS) return "pushback_rounds";
+    if (o->apply_mode != ILDL_APPLY_LDLT && o->apply_mode != ILDL_APPLY_SPD) return "apply_mode";
 #ifdef ILDL_MAX_THREADS
     if (o->num_threads < 0 || o->num_threads > ILDL_MAX_THREADS) return "num_threads";
 #endif
@@ -755,6 +757,16 @@ static void apply_checks(ildl_handle *h, int n, const double *b)
     if (memcmp(r, r0, vb) != 0) fail("A2", "r changed by ildl_apply");
     st = ildl_apply(h, r, z2, ILDL_MEMORY_HOST, NULL);
     if (st != ILDL_SUCCESS || memcmp(z, z2, vb) != 0) fail("A5", "two applies differ (status %d)", st);
+    /* ildl_apply_multi: two columns (r twice), each ildl_apply's bits */
+    double *R2 = malloc(2 * vb), *Z2 = malloc(2 * vb);
+    if (!R2 || !Z2) abort();
+    memcpy(R2, r, vb);
+    memcpy(R2 + n, r, vb);
+    st = ildl_apply_multi(h, 2, R2, n, Z2, n, ILDL_MEMORY_HOST, NULL);
+    check_status("ildl_apply_multi", st, DOC_APPLY, h);
+    if (st != ILDL_SUCCESS || memcmp(Z2, z, vb) != 0 || memcmp(Z2 + n, z, vb) != 0)
+        fail("A5", "ildl_apply_multi's columns differ from ildl_apply (status %d)", st);
+    free(R2), free(Z2);
     st = ildl_apply(h, z, z, ILDL_MEMORY_HOST, NULL);
     check_status("ildl_apply (alias)", st, DOC_APPLY, h);
     if (st != ILDL_ERR_INVALID_OPTION) fail("A5", "ildl_apply with z aliasing r returned %d", st);
