@@ -121,16 +121,26 @@ static void factor_solve(ildl_handle *h, const double *values, const double *b, 
     assert_int_equal(ildl_get_info(h, info), ILDL_SUCCESS);
 }
 
+/* The tests' system: a shifted 2D Laplacian (20^2 rows, indefinite), b = 1 + (i mod 7); x and xr
+ * room for solutions. */
+static void problem(ildl_csr *A, double **b, double **x, double **xr)
+{
+    ildl_test_laplace2d(20, 0.3, A);
+    *b = malloc(sizeof(double) * A->n);
+    *x = malloc(sizeof(double) * A->n);
+    *xr = malloc(sizeof(double) * A->n);
+    for (int32_t i = 0; i < A->n; i++) (*b)[i] = 1.0 + (i % 7);
+}
+
 static void test_layouts(void **state)
 {
     (void)state;
     ildl_csr A;
-    ildl_test_laplace2d(20, 0.3, &A);
+    double *b, *x, *xr;
+    problem(&A, &b, &x, &xr);
     int32_t n = A.n;
     int64_t nnz = A.rowptr[n];
-    double *b = malloc(sizeof(double) * n), *xr = malloc(sizeof(double) * n), *x = malloc(sizeof(double) * n);
     double *v2 = malloc(sizeof(double) * nnz), *xr2 = malloc(sizeof(double) * n);
-    for (int32_t i = 0; i < n; i++) b[i] = 1.0 + (i % 7);
     /* new values, symmetric: entries coupling row 0 with another row tripled, the rest doubled */
     for (int32_t i = 0; i < n; i++)
         for (int64_t p = A.rowptr[i]; p < A.rowptr[i + 1]; p++)
@@ -193,12 +203,11 @@ static void test_sub_pattern(void **state)
 {
     (void)state;
     ildl_csr A;
-    ildl_test_laplace2d(20, 0.3, &A);
+    double *b, *x, *xr;
+    problem(&A, &b, &x, &xr);
     int32_t n = A.n;
     int64_t nnz = A.rowptr[n];
-    double *b = malloc(sizeof(double) * n), *xr = malloc(sizeof(double) * n), *x = malloc(sizeof(double) * n);
     double *vz = malloc(sizeof(double) * nnz);
-    for (int32_t i = 0; i < n; i++) b[i] = 1.0 + (i % 7);
     /* zero the couplings (i, i+1) for i % 5 == 0, both mirrors */
     for (int32_t i = 0; i < n; i++)
         for (int64_t p = A.rowptr[i]; p < A.rowptr[i + 1]; p++) {
