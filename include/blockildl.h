@@ -490,7 +490,8 @@ int ildl_apply(ildl_handle *h, const double *r, double *z, int where, void *stre
 
 /* ildl_apply for k right-hand sides at once: Z = M^{-1} R, R and Z column-major n x k with
  * leading dimensions ldr, ldz >= n, in host or device memory as `where` says (the same contract
- * as ildl_apply, options.apply_mode included). Each column gets the bits ildl_apply gives it.
+ * as ildl_apply, options.apply_mode included). Each column gets the bits ildl_apply gives it
+ * (where a factor of precision single or mixed overflowed, its NaNs may differ in sign).
  * The CPU backend reads the factor once per 16 columns (a solve for several vectors costs
  * little more than for one: the factor's traffic dominates); the CUDA backend applies column
  * by column for now. k = 0 does nothing. Z must not overlap R.

@@ -35,7 +35,7 @@
  *      NOT_CONVERGED/BREAKDOWN => reported > tol
  *   A5 ildl_apply: z aliasing r -> INVALID_OPTION, x aliasing b in ildl_solve -> INVALID_OPTION,
  *      an unknown where -> INVALID_OPTION, device memory -> NOT_SUPPORTED, two applies agree,
- *      ildl_apply_multi's columns are ildl_apply's bits
+ *      ildl_apply_multi's columns are ildl_apply's bits (NaN for NaN)
  *   A6 setup's validation agrees with the harness's: an invalid CSR is refused, a valid one
  *      (symmetric to 1e-12) is not refused for a reason of the matrix; new values in
  *      ildl_factor: NaN/Inf -> NAN_INF, clearly asymmetric -> NOT_SYMMETRIC
@@ -764,8 +764,11 @@ static void apply_checks(ildl_handle *h, int n, const double *b)
     memcpy(R2 + n, r, vb);
     st = ildl_apply_multi(h, 2, R2, n, Z2, n, ILDL_MEMORY_HOST, NULL);
     check_status("ildl_apply_multi", st, DOC_APPLY, h);
-    if (st != ILDL_SUCCESS || memcmp(Z2, z, vb) != 0 || memcmp(Z2 + n, z, vb) != 0)
-        fail("A5", "ildl_apply_multi's columns differ from ildl_apply (status %d)", st);
+    if (st != ILDL_SUCCESS) fail("A5", "ildl_apply_multi after a successful factor returned %d", st);
+    for (int i = 0; i < 2 * n; i++) /* the same bits; a NaN (a float factor overflowed) may differ in sign */
+        if (memcmp(&Z2[i], &z[i % n], sizeof(double)) != 0 && !(isnan(Z2[i]) && isnan(z[i % n])))
+            fail("A5", "ildl_apply_multi's column %d differs from ildl_apply at row %d: %a, %a", i / n, i % n, Z2[i],
+                 z[i % n]);
     free(R2), free(Z2);
     st = ildl_apply(h, z, z, ILDL_MEMORY_HOST, NULL);
     check_status("ildl_apply (alias)", st, DOC_APPLY, h);

@@ -198,6 +198,11 @@ API_SEEDS = {
                                                                         -0.0, -8.3701391556246752e+298])),
     # a finite initial guess whose A x0 overflows: NAN_INF, documented only for a NaN/Inf in b or
     # in the initial guess (working tree of 2026-11-27)
+    # A5 of ildl_apply_multi: the float factor (precision mixed) of an unscaled dense matrix with
+    # entries of 1e200 overflows; ildl_apply then returns NaNs, and the vectorised loops of the
+    # multi-vector solve gave some of them the other sign (CI's 60 s run, s36)
+    "found_apply_multi_nan_sign_mixed_1e200": dict(n=12, options=[("precision", 2), ("scaling", 0), ("pivoting", 0)],
+                                                   base=("dense", 20.0, -1e200)),
     "found_initial_guess_Ax0_overflow_nan_inf": dict(n=4, base=("diagonal", 1.7e308, 0.0),
                                                      options=[("use_initial_guess", 1)], x0=("constant", 1e10),
                                                      rhs=("constant", 1.0)),
