@@ -479,7 +479,7 @@ ILDL_API int ildl_factor(ildl_handle *h, const double *values)
     int prev = threads_push(h), st;
     if (values && h->gptr) { /* a descriptor's entries: summed into the full pattern's order */
         h->err[0] = 0;
-        double *full = ildl_malloc(sizeof(double) * (size_t)h->A.rowptr[h->A.n] + 1);
+        double *full = ildl_malloc(sizeof(double) * (size_t)(h->A.rowptr[h->A.n] + 1));
         if (!full) {
             st = ildl_api_fail(h, ILDL_ERR_OUT_OF_MEMORY, "out of memory");
         } else {

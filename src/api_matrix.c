@@ -191,15 +191,50 @@ cleanup:
     return ILDL_SUCCESS;
 }
 
-void ildl_api_gather(const ildl_handle *h, const double *values, double *full)
+/* full[p] = the sum of values[gidx[q]], q in gptr[p] .. gptr[p+1], in that order, p < nc. */
+static void gather(int64_t nc, const int64_t *gptr, const int64_t *gidx, const double *values, double *full)
 {
-    int64_t nc = h->A.rowptr[h->A.n];
 #pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < nc; p++) {
-        double s = values[h->gidx[h->gptr[p]]];
-        for (int64_t q = h->gptr[p] + 1; q < h->gptr[p + 1]; q++) s += values[h->gidx[q]];
+        double s = values[gidx[gptr[p]]];
+        for (int64_t q = gptr[p] + 1; q < gptr[p + 1]; q++) s += values[gidx[q]];
         full[p] = s;
     }
+}
+
+void ildl_api_gather(const ildl_handle *h, const double *values, double *full)
+{
+    gather(h->A.rowptr[h->A.n], h->gptr, h->gidx, values, full);
+}
+
+/* m (checked) as its full pattern: A (sorted 0-based CSR, values summed) and the map of each
+ * entry of A to m's entries (gptr, gidx; see full_pattern). */
+static int convert(const ildl_matrix *m, int nthreads, ildl_csr *A, int64_t **gptr, int64_t **gidx, char *msg,
+                   size_t len)
+{
+    memset(A, 0, sizeof *A);
+    *gptr = *gidx = NULL;
+    int32_t *ri = ildl_malloc(sizeof(int32_t) * (size_t)(m->nnz + 1));
+    int32_t *cj = ildl_malloc(sizeof(int32_t) * (size_t)(m->nnz + 1));
+    int st = ILDL_SUCCESS;
+    if (!ri || !cj) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
+    st = read_entries(m, ri, cj, msg, len);
+    if (!st) st = full_pattern(m, ri, cj, nthreads, &A->rowptr, &A->col, gptr, gidx, msg, len);
+    if (st) goto cleanup;
+    A->n = (int32_t)m->n;
+    A->val = ildl_malloc(sizeof(double) * (size_t)(A->rowptr[A->n] + 1));
+    if (!A->val) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
+    gather(A->rowptr[A->n], *gptr, *gidx, m->values, A->val);
+
+cleanup:
+    if (st == ILDL_ERR_OUT_OF_MEMORY && msg && !msg[0]) ildl_msg(msg, len, "out of memory");
+    if (st) {
+        ildl_csr_free(A);
+        free(*gptr); free(*gidx);
+        *gptr = *gidx = NULL;
+    }
+    free(ri); free(cj);
+    return st;
 }
 
 ILDL_API int ildl_setup_matrix(const ildl_matrix *m, const ildl_options *opts, ildl_handle **out)
@@ -212,13 +247,6 @@ ILDL_API int ildl_setup_matrix(const ildl_matrix *m, const ildl_options *opts, i
     if (st) return ildl_api_setup_fail(st, "%s", msg);
     if (plain_layout(m))
         return ildl_api_setup_csr((int32_t)m->n, m->rows, m->cols, m->values, opts, out);
-    int32_t *ri = ildl_malloc(sizeof(int32_t) * (size_t)(m->nnz + 1));
-    int32_t *cj = ildl_malloc(sizeof(int32_t) * (size_t)(m->nnz + 1)), *col = NULL;
-    int64_t *rowptr = NULL, *gptr = NULL, *gidx = NULL;
-    double *val = NULL;
-    if (!ri || !cj) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
-    st = read_entries(m, ri, cj, msg, sizeof msg);
-    if (st) goto cleanup;
     /* the options' threads where they are valid (the analysis checks them), else one */
     int nthreads = 1;
 #ifdef _OPENMP
@@ -226,31 +254,20 @@ ILDL_API int ildl_setup_matrix(const ildl_matrix *m, const ildl_options *opts, i
 #endif
     if (opts && opts->num_threads != 0)
         nthreads = opts->num_threads > 0 && opts->num_threads <= ILDL_MAX_THREADS ? opts->num_threads : 1;
-    st = full_pattern(m, ri, cj, nthreads, &rowptr, &col, &gptr, &gidx, msg, sizeof msg);
-    if (st) goto cleanup;
-    free(ri); free(cj);
-    ri = NULL; cj = NULL;
-    int32_t n = (int32_t)m->n;
-    val = ildl_malloc(sizeof(double) * (size_t)(rowptr[n] + 1));
-    if (!val) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
-    ildl_handle tmp;
-    tmp.A.n = n;
-    tmp.A.rowptr = rowptr;
-    tmp.gptr = gptr;
-    tmp.gidx = gidx;
-    ildl_api_gather(&tmp, m->values, val);
-    st = ildl_api_setup_csr(n, rowptr, col, val, opts, out);
-    if (st) goto cleanup; /* its message is set */
+    ildl_csr A;
+    int64_t *gptr, *gidx;
+    st = convert(m, nthreads, &A, &gptr, &gidx, msg, sizeof msg);
+    if (st) return ildl_api_setup_fail(st, "%s", msg);
+    st = ildl_api_setup_csr(A.n, A.rowptr, A.col, A.val, opts, out); /* its message set on failure */
+    ildl_csr_free(&A);
+    if (st) {
+        free(gptr); free(gidx);
+        return st;
+    }
     (*out)->gptr = gptr;
     (*out)->gidx = gidx;
     (*out)->desc_nnz = m->nnz;
-    gptr = gidx = NULL;
-
-cleanup:
-    if (st && msg[0]) ildl_api_setup_fail(st, "%s", msg);
-    else if (st == ILDL_ERR_OUT_OF_MEMORY && !msg[0] && !*out) ildl_api_setup_fail(st, "out of memory");
-    free(ri); free(cj); free(rowptr); free(col); free(gptr); free(gidx); free(val);
-    return st;
+    return ILDL_SUCCESS;
 }
 
 /* The position of (i, j) in h's sorted full pattern, or -1. */
@@ -332,26 +349,9 @@ int ildl_api_matrix_to_csr(const ildl_matrix *m, ildl_csr *A, char *msg, size_t 
     memset(A, 0, sizeof *A);
     int st = check_matrix(m, msg, len);
     if (st) return st;
-    int32_t *ri = ildl_malloc(sizeof(int32_t) * (size_t)(m->nnz + 1));
-    int32_t *cj = ildl_malloc(sizeof(int32_t) * (size_t)(m->nnz + 1));
-    int64_t *gptr = NULL, *gidx = NULL;
-    if (!ri || !cj) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
-    st = read_entries(m, ri, cj, msg, len);
-    if (!st) st = full_pattern(m, ri, cj, 1, &A->rowptr, &A->col, &gptr, &gidx, msg, len);
-    if (st) goto cleanup;
-    A->n = (int32_t)m->n;
-    A->val = ildl_malloc(sizeof(double) * (size_t)(A->rowptr[A->n] + 1));
-    if (!A->val) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
-    ildl_handle tmp;
-    tmp.A = *A;
-    tmp.gptr = gptr;
-    tmp.gidx = gidx;
-    ildl_api_gather(&tmp, m->values, A->val);
-
-cleanup:
-    if (st == ILDL_ERR_OUT_OF_MEMORY && msg && !msg[0]) ildl_msg(msg, len, "out of memory");
-    if (st) ildl_csr_free(A);
-    free(ri); free(cj); free(gptr); free(gidx);
+    int64_t *gptr, *gidx;
+    st = convert(m, 1, A, &gptr, &gidx, msg, len);
+    free(gptr); free(gidx);
     return st;
 }
 
