@@ -173,8 +173,7 @@ typedef enum {
                             PETSc's KSPMINRES), which refuses an indefinite preconditioner. A
                             weaker preconditioner than LDLT for A (M^{-1} A is no longer close to
                             I where D has negative pivots: its eigenvalues cluster at +1 and -1);
-                            use it where the method needs SPD. CPU backend (the CUDA backend
-                            returns ILDL_ERR_NOT_SUPPORTED for now) */
+                            use it where the method needs SPD. Both backends, the same bits */
 } ildl_apply_mode;
 
 /* Log callback: receives one line (no trailing newline) when verbosity > 0. */
@@ -469,6 +468,40 @@ int ildl_factor(ildl_handle *h, const double *values);
  * calls. ildl_apply does not climb: it applies the current factor. */
 int ildl_solve(ildl_handle *h, const double *b, double *x);
 
+/* What ildl_solve_multi returns for one column. */
+typedef struct ildl_column_result {
+    int status;                /* that column's ildl_solve status: ILDL_SUCCESS, ILDL_ERR_NOT_CONVERGED,
+                                  ILDL_ERR_BREAKDOWN */
+    int iterations;            /* its SQMR iterations, over the rungs it was solved on */
+    double true_residual;      /* ||b_j - A x_j|| / ||b_j|| of the returned x_j (0 for b_j = 0) */
+    double estimated_residual; /* SQMR's estimate at exit */
+    int rung;                  /* the rung whose factor gave x_j */
+    int reserved_int[3];
+    double reserved_double[2];
+} ildl_column_result;
+
+/* ildl_solve for k right-hand sides: A X = B, B and X host arrays, column-major n x k with leading
+ * dimensions ldb, ldx >= n (X must not overlap B; with options.use_initial_guess X holds the
+ * initial guesses). The columns iterate in lockstep, up to 16 at a time: each iteration applies
+ * A and M^{-1} to all the columns still iterating at once, so the matrix and the factor are read
+ * once for them (the CPU backend; the CUDA backend solves the columns one after the other for
+ * now). Each column gets what ildl_solve would give it, bit for bit: the same iterations, x_j,
+ * true residual and status, the ladder included (the columns that fail on a rung are solved
+ * again, from their start, on the next one; the others keep their x_j). results (NULL, or k of
+ * them) receives each column's outcome; ildl_info describes the whole call: iterations and
+ * the residuals are the largest over the columns, converged is 1 when every column converged,
+ * rung_iterations[r] the most any column took on rung r. progress_fn is called once per
+ * lockstep iteration with the largest estimate among the columns that took it. k = 0 does
+ * nothing.
+ * Returns ILDL_SUCCESS (every column's true residual <= tol), ILDL_ERR_NOT_CONVERGED (some
+ * column did not converge; each x_j is its best iterate), ILDL_ERR_BREAKDOWN (some column broke
+ * down and none failed otherwise), ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_INVALID_OPTION (k < 0, ldb
+ * or ldx < n, X overlapping B), ILDL_ERR_CALL_ORDER, ILDL_ERR_NAN_INF (a B or initial-guess
+ * entry is NaN/Inf: nothing is solved, X is left as given; the message names the column and
+ * row), ILDL_ERR_OUT_OF_MEMORY, ILDL_ERR_DEVICE; the message names the first failed column. */
+int ildl_solve_multi(ildl_handle *h, int k, const double *B, int64_t ldb, double *X, int64_t ldx,
+                     ildl_column_result *results);
+
 /* Where the vectors of ildl_apply live. */
 typedef enum { ILDL_MEMORY_HOST = 0, ILDL_MEMORY_DEVICE = 1 } ildl_memory;
 
@@ -482,8 +515,7 @@ typedef enum { ILDL_MEMORY_HOST = 0, ILDL_MEMORY_DEVICE = 1 } ildl_memory;
  * be captured into the caller's CUDA graph (any capture mode) and replayed; a replay uses the
  * factor current at that time.
  * Returns ILDL_SUCCESS, ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_CALL_ORDER (no factor),
- * ILDL_ERR_NOT_SUPPORTED (device memory with the CPU backend; options.apply_mode SPD with the
- * CUDA backend), ILDL_ERR_INVALID_OPTION (z aliases r, or `where` is neither
+ * ILDL_ERR_NOT_SUPPORTED (device memory with the CPU backend), ILDL_ERR_INVALID_OPTION (z aliases r, or `where` is neither
  * ILDL_MEMORY_HOST nor ILDL_MEMORY_DEVICE), ILDL_ERR_DEVICE. With options.apply_mode =
  * ILDL_APPLY_SPD, M = L|D|L^T (ildl_apply_mode). */
 int ildl_apply(ildl_handle *h, const double *r, double *z, int where, void *stream);

@@ -505,6 +505,15 @@ ILDL_API int ildl_solve(ildl_handle *h, const double *b, double *x)
     return st;
 }
 
+ILDL_API int ildl_solve_multi(ildl_handle *h, int k, const double *B, int64_t ldb, double *X, int64_t ldx,
+                              ildl_column_result *results)
+{
+    if (!h) return ILDL_ERR_NULL_ARGUMENT;
+    int prev = threads_push(h), st = ildl_api_solve_multi(h, k, B, ldb, X, ldx, results);
+    threads_pop(prev);
+    return st;
+}
+
 ILDL_API int ildl_apply(ildl_handle *h, const double *r, double *z, int where, void *stream)
 {
     if (!h) return ILDL_ERR_NULL_ARGUMENT;

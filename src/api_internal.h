@@ -86,5 +86,8 @@ int64_t ildl_api_max_entries(const ildl_handle *h, const ildl_options *o);
 void ildl_api_info_from_analysis(ildl_handle *h);
 /* ildl_solve's work on h (api_solve.c). */
 int ildl_api_solve(ildl_handle *h, const double *b, double *x);
+/* ildl_solve_multi's work on h (api_solve.c). */
+int ildl_api_solve_multi(ildl_handle *h, int k, const double *B, int64_t ldb, double *X, int64_t ldx,
+                         ildl_column_result *results);
 
 #endif

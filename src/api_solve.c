@@ -261,6 +261,59 @@ static int solve_rung(ildl_handle *h, const double *b, double *x, int e, const i
     return h->ops->sqmr(h->bstate, b, x, prm, res, msg, msglen);
 }
 
+/* Take the ladder's next rung `next` above h's (its SQMR having failed), within the time and
+ * memory budgets: 1 when h has its factor, else 0 with why[] saying what stopped the ladder
+ * (h keeps the previous rung's factor where it can; *st and msg become a new error where it
+ * cannot). */
+static int climb(ildl_handle *h, int next, double t0, double *t_rung, const ildl_sqmr_result *res, int *st, char *msg,
+                 size_t msglen, char *why, size_t whylen)
+{
+    ildl_info *I = &h->info;
+    int r = h->rung;
+    double spent = ildl_wtime() - t0, limit = h->user_opt.escalation_max_seconds;
+    if (limit > 0.0 && spent >= limit) {
+        snprintf(why, whylen, "; rung %d not tried: %.3g s spent of escalation_max_seconds = %g", next, spent, limit);
+        return 0;
+    }
+    ildl_api_log(h, 1, "ladder: rung %d did not converge (true relative residual %.3e after %d iterations%s); "
+                 "rung %d", r, res->true_residual, res->iterations, res->stagnated ? ", stagnated" : "", next);
+    *t_rung = ildl_wtime(); /* the next rung's time starts with its analysis */
+    char m[sizeof h->err] = "";
+    int64_t needed = 0;
+    int st2 = switch_rung(h, next, &needed, m, sizeof m);
+    I->rung_seconds[next] = ildl_wtime() - *t_rung;
+    if (st2 == ILDL_ERR_OUT_OF_MEMORY && needed > 0) I->rung_factor_nnz[next] = needed;
+    if (st2 && !h->factored && h->rung != next) {
+        snprintf(why, whylen, "; rung %d failed (%.300s) and rung %d's factor could not be restored", next, m, r);
+        return 0;
+    }
+    if (st2 && h->rung == next) { /* its factorization failed: rung r's factor back */
+        char m2[sizeof h->err] = "";
+        int64_t nd = 0;
+        int st3 = switch_rung(h, r, &nd, m2, sizeof m2);
+        snprintf(why, whylen, "; rung %d's factorization failed (%.300s)%s", next, h->err,
+                 st3 ? ", and rung's factor could not be restored" : "");
+        if (st3) {
+            *st = st3;
+            snprintf(msg, msglen, "%s", m2);
+        }
+        return 0;
+    }
+    if (st2 == ILDL_ERR_OUT_OF_MEMORY && needed > 0) {
+        snprintf(why, whylen, "; rung %d refused: its factor needs %lld entries (%.2f GiB), more than "
+                 "escalation_max_bytes allows (%.2f GiB)", next, (long long)needed,
+                 (double)needed * ildl_api_entry_bytes(&h->opt) / 1073741824.0, ildl_api_budget_bytes(h) / 1073741824.0);
+        return 0;
+    }
+    if (st2) {
+        snprintf(why, whylen, "; rung %d refused: %.300s", next, m);
+        return 0;
+    }
+    ildl_api_log(h, 1, "ladder: rung %d factored: %lld entries (%.3f s)", next, (long long)I->factor_nnz,
+                 I->rung_seconds[next]);
+    return 1;
+}
+
 int ildl_api_solve(ildl_handle *h, const double *b, double *x)
 {
     if (!h) return ILDL_ERR_NULL_ARGUMENT;
@@ -318,46 +371,7 @@ int ildl_api_solve(ildl_handle *h, const double *b, double *x)
         if (st != ILDL_ERR_NOT_CONVERGED && st != ILDL_ERR_BREAKDOWN) break;
         int next = next_rung(h);
         if (next < 0) break;
-        double spent = ildl_wtime() - t0, limit = h->user_opt.escalation_max_seconds;
-        if (limit > 0.0 && spent >= limit) {
-            snprintf(why, sizeof why, "; rung %d not tried: %.3g s spent of escalation_max_seconds = %g", next,
-                     spent, limit);
-            break;
-        }
-        ildl_api_log(h, 1, "ladder: rung %d did not converge (true relative residual %.3e after %d iterations%s); "
-                "rung %d", r, res.true_residual, res.iterations, res.stagnated ? ", stagnated" : "", next);
-        /* x holds rung r's result until rung `next` has a factor */
-        t_rung = ildl_wtime();
-        char m[sizeof h->err] = "";
-        int64_t needed = 0;
-        int st2 = switch_rung(h, next, &needed, m, sizeof m);
-        I->rung_seconds[next] = ildl_wtime() - t_rung;
-        if (st2 == ILDL_ERR_OUT_OF_MEMORY && needed > 0) I->rung_factor_nnz[next] = needed;
-        if (st2 && !h->factored && h->rung != next) {
-            snprintf(why, sizeof why, "; rung %d failed (%.300s) and rung %d's factor could not be restored", next, m, r);
-            break;
-        }
-        if (st2 && h->rung == next) { /* its factorization failed: rung r's factor back */
-            char m2[sizeof h->err] = "";
-            int64_t nd = 0;
-            int st3 = switch_rung(h, r, &nd, m2, sizeof m2);
-            snprintf(why, sizeof why, "; rung %d's factorization failed (%.300s)%s", next, h->err,
-                     st3 ? ", and rung's factor could not be restored" : "");
-            if (st3) { st = st3; snprintf(msg, sizeof msg, "%s", m2); }
-            break;
-        }
-        if (st2 == ILDL_ERR_OUT_OF_MEMORY && needed > 0) {
-            snprintf(why, sizeof why, "; rung %d refused: its factor needs %lld entries (%.2f GiB), more than "
-                     "escalation_max_bytes allows (%.2f GiB)", next, (long long)needed,
-                     (double)needed * ildl_api_entry_bytes(&h->opt) / 1073741824.0, ildl_api_budget_bytes(h) / 1073741824.0);
-            break;
-        }
-        if (st2) {
-            snprintf(why, sizeof why, "; rung %d refused: %.300s", next, m);
-            break;
-        }
-        ildl_api_log(h, 1, "ladder: rung %d factored: %lld entries (%.3f s)", next, (long long)I->factor_nnz,
-                I->rung_seconds[next]);
+        if (!climb(h, next, t0, &t_rung, &res, &st, msg, sizeof msg, why, sizeof why)) break;
         if (x0) memcpy(x, x0, sizeof(double) * (size_t)n);
     }
     free(x0);
@@ -381,5 +395,208 @@ int ildl_api_solve(ildl_handle *h, const double *b, double *x)
              res.iterations, res.true_residual, why);
     else if (st)
         ildl_api_fail(h, st, "%s", msg[0] ? msg : ildl_strerror(st));
+    return st;
+}
+
+/* The SQMR solves of ildl_solve_multi on the current rung for the columns listed (their
+ * exponents e[]): the columns whose right-hand side needs no scaling in lockstep, up to
+ * ILDL_SQMR_MULTI_MAX at a time, the others one by one. res[], st[] and overflow[] are indexed by
+ * column. Returns an error of the call (msg set), else ILDL_SUCCESS. */
+static int solve_columns(ildl_handle *h, const int *list, int m, const double *B, int64_t ldb, double *X,
+                         int64_t ldx, const int *e, const ildl_sqmr_params *prm, ildl_sqmr_result *res, int *st,
+                         int *overflow, char *msg, size_t msglen)
+{
+    const double *bp[ILDL_SQMR_MULTI_MAX];
+    double *xp[ILDL_SQMR_MULTI_MAX];
+    int cols[ILDL_SQMR_MULTI_MAX], cst[ILDL_SQMR_MULTI_MAX];
+    ildl_sqmr_result cres[ILDL_SQMR_MULTI_MAX];
+    int nc = 0;
+    for (int a = 0; a <= m; a++) {
+        int j = a < m ? list[a] : -1;
+        if (j >= 0 && e[j] != 0) {
+            int s = solve_rung(h, B + (int64_t)j * ldb, X + (int64_t)j * ldx, e[j], prm, &res[j], &overflow[j], msg,
+                               msglen);
+            st[j] = s;
+            if (s && s != ILDL_ERR_NOT_CONVERGED && s != ILDL_ERR_BREAKDOWN) return s;
+            continue;
+        }
+        if (j >= 0) {
+            cols[nc] = j;
+            bp[nc] = B + (int64_t)j * ldb;
+            xp[nc] = X + (int64_t)j * ldx;
+            nc++;
+        }
+        if (nc == ILDL_SQMR_MULTI_MAX || (j < 0 && nc > 0)) {
+            msg[0] = 0;
+            int s = h->ops->sqmr_multi(h->bstate, nc, bp, xp, prm, cres, cst, msg, msglen);
+            for (int c = 0; c < nc; c++) {
+                res[cols[c]] = cres[c];
+                st[cols[c]] = cst[c];
+                overflow[cols[c]] = 0;
+            }
+            if (s) return s;
+            nc = 0;
+        }
+    }
+    return ILDL_SUCCESS;
+}
+
+static int is_failure(int st) { return st == ILDL_ERR_NOT_CONVERGED || st == ILDL_ERR_BREAKDOWN; }
+
+int ildl_api_solve_multi(ildl_handle *h, int k, const double *B, int64_t ldb, double *X, int64_t ldx,
+                         ildl_column_result *results)
+{
+    if (!h) return ILDL_ERR_NULL_ARGUMENT;
+    h->err[0] = 0;
+    int32_t n = h->A.n;
+    if (k < 0) return ildl_api_fail(h, ILDL_ERR_INVALID_OPTION, "k = %d, must be >= 0", k);
+    if (ldb < n || ldx < n)
+        return ildl_api_fail(h, ILDL_ERR_INVALID_OPTION, "ldb = %lld and ldx = %lld must be >= n = %d", (long long)ldb,
+                             (long long)ldx, (int)n);
+    if (k > 0 && (!B || !X)) return ildl_api_fail(h, ILDL_ERR_NULL_ARGUMENT, "B and X must not be NULL");
+    if (!h->factored)
+        return ildl_api_fail(h, ILDL_ERR_CALL_ORDER, "ildl_solve_multi called before a successful ildl_factor");
+    if (k == 0) return ILDL_SUCCESS;
+    uintptr_t b0 = (uintptr_t)B, b1 = (uintptr_t)(B + (int64_t)(k - 1) * ldb + n);
+    uintptr_t x0a = (uintptr_t)X, x1a = (uintptr_t)(X + (int64_t)(k - 1) * ldx + n);
+    if (b0 < x1a && x0a < b1) return ildl_api_fail(h, ILDL_ERR_INVALID_OPTION, "X must not overlap B");
+    int use_x0 = h->opt.use_initial_guess;
+    for (int j = 0; j < k; j++) {
+        const double *b = B + (int64_t)j * ldb, *x = X + (int64_t)j * ldx;
+        for (int32_t i = 0; i < n; i++)
+            if (!isfinite(b[i])) return ildl_api_fail(h, ILDL_ERR_NAN_INF, "B[%d, column %d] = %g", (int)i, j, b[i]);
+        if (use_x0)
+            for (int32_t i = 0; i < n; i++)
+                if (!isfinite(x[i]))
+                    return ildl_api_fail(h, ILDL_ERR_NAN_INF, "initial guess X[%d, column %d] = %g", (int)i, j, x[i]);
+    }
+    double t0 = ildl_wtime();
+    ildl_sqmr_params prm = {
+        .tol = h->opt.tol,
+        .max_iter = h->opt.max_iter,
+        .check_every = h->opt.check_every,
+        .use_x0 = use_x0,
+        .progress = (h->opt.progress_fn || h->opt.verbosity >= 2) ? progress_cb : NULL,
+        .progress_ctx = h,
+    };
+    ildl_info *I = &h->info;
+    for (int r = 0; r < ILDL_MAX_RUNGS; r++) {
+        I->rung_iterations[r] = -1;
+        I->rung_factor_nnz[r] = -1;
+        I->rung_seconds[r] = 0.0;
+    }
+    size_t kk = (size_t)k;
+    int *e = ildl_malloc(sizeof(int) * kk * 5), *list = NULL;
+    ildl_sqmr_result *res = ildl_malloc(sizeof(ildl_sqmr_result) * kk);
+    double *X0 = NULL;
+    if (use_x0 && next_rung(h) >= 0) X0 = ildl_malloc(sizeof(double) * (size_t)n * kk);
+    if (!e || !res || (use_x0 && next_rung(h) >= 0 && !X0)) {
+        free(e);
+        free(res);
+        free(X0);
+        return ildl_api_fail(h, ILDL_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    int *cst = e + kk, *overflow = cst + kk, *total = overflow + kk, *crung = total + kk;
+    list = ildl_malloc(sizeof(int) * kk);
+    if (!list) {
+        free(e);
+        free(res);
+        free(X0);
+        return ildl_api_fail(h, ILDL_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (int j = 0; j < k; j++) {
+        const double *b = B + (int64_t)j * ldb;
+        double bmax = 0.0;
+        for (int32_t i = 0; i < n; i++)
+            if (fabs(b[i]) > bmax) bmax = fabs(b[i]);
+        e[j] = rhs_exponent(bmax);
+        cst[j] = ILDL_SUCCESS;
+        overflow[j] = total[j] = 0;
+        list[j] = j;
+        if (X0) memcpy(X0 + (size_t)n * j, X + (int64_t)j * ldx, sizeof(double) * (size_t)n);
+    }
+    memset(res, 0, sizeof(ildl_sqmr_result) * kk);
+    int m = k, st = ILDL_SUCCESS;
+    char msg[sizeof h->err] = "", why[sizeof h->err] = "";
+    double t_rung = t0, iterate = 0.0;
+    h->iter_base = h->iter_last = 0;
+    for (;;) {
+        h->iter_base += h->iter_last;
+        h->iter_last = 0;
+        prm.stall_window = next_rung(h) >= 0 ? ILDL_SQMR_STALL_WINDOW : 0;
+        msg[0] = 0;
+        st = solve_columns(h, list, m, B, ldb, X, ldx, e, &prm, res, cst, overflow, msg, sizeof msg);
+        int r = h->rung, most = 0, worst = list[0];
+        double it_s = 0.0;
+        for (int a = 0; a < m; a++) {
+            int j = list[a];
+            total[j] += res[j].iterations;
+            crung[j] = r;
+            if (res[j].iterations > most) most = res[j].iterations;
+            if (res[j].iterate_seconds > it_s) it_s = res[j].iterate_seconds;
+            if (res[j].true_residual > res[worst].true_residual) worst = j;
+        }
+        iterate += it_s;
+        I->rung_iterations[r] = most;
+        I->rung_factor_nnz[r] = I->factor_nnz;
+        I->rung_seconds[r] = ildl_wtime() - t_rung;
+        if (st) break; /* an error of the call */
+        int nf = 0;
+        for (int a = 0; a < m; a++)
+            if (is_failure(cst[list[a]])) list[nf++] = list[a];
+        if (nf == 0) break;
+        int next = next_rung(h);
+        if (next < 0) break;
+        if (!climb(h, next, t0, &t_rung, &res[worst], &st, msg, sizeof msg, why, sizeof why)) break;
+        m = nf;
+        for (int a = 0; a < m; a++) {
+            int j = list[a];
+            if (X0) memcpy(X + (int64_t)j * ldx, X0 + (size_t)n * j, sizeof(double) * (size_t)n);
+        }
+    }
+    /* the call's outcome: its columns' */
+    int nfail = 0, first = -1, any_nc = 0, most = 0;
+    double worst_true = 0.0, worst_est = 0.0;
+    for (int j = 0; j < k; j++) {
+        if (is_failure(cst[j])) {
+            if (first < 0) first = j;
+            nfail++;
+            any_nc |= cst[j] == ILDL_ERR_NOT_CONVERGED;
+        }
+        if (total[j] > most) most = total[j];
+        if (res[j].true_residual > worst_true) worst_true = res[j].true_residual;
+        if (res[j].est_residual > worst_est) worst_est = res[j].est_residual;
+        if (results) {
+            memset(&results[j], 0, sizeof results[j]);
+            results[j].status = cst[j];
+            results[j].iterations = total[j];
+            results[j].true_residual = res[j].true_residual;
+            results[j].estimated_residual = res[j].est_residual;
+            results[j].rung = crung[j];
+        }
+    }
+    I->iterations = most;
+    I->converged = nfail == 0 && st == ILDL_SUCCESS;
+    I->true_residual = worst_true;
+    I->estimated_residual = worst_est;
+    I->solve_seconds = ildl_wtime() - t0;
+    I->iterate_seconds = iterate;
+    ildl_api_log(h, 1, "solve_multi: %d of %d columns converged, at most %d iterations, largest true relative "
+                 "residual %.3e (%.3f s)", k - nfail, k, most, worst_true, I->solve_seconds);
+    if (st) {
+        ildl_api_fail(h, st, "%s", msg[0] ? msg : ildl_strerror(st));
+    } else if (nfail > 0) {
+        st = any_nc ? ILDL_ERR_NOT_CONVERGED : ILDL_ERR_BREAKDOWN;
+        const ildl_sqmr_result *f = &res[first];
+        ildl_api_fail(h, st, "%d of %d columns not solved; column %d: %s after %d iterations, true relative residual "
+                      "%.3e > tol %.1e%s%s%s", nfail, k, first,
+                      cst[first] == ILDL_ERR_BREAKDOWN ? "SQMR breakdown" : "not converged", total[first],
+                      f->true_residual, h->opt.tol, f->stagnated ? " (stagnated)" : "",
+                      overflow[first] ? " (the iterate exceeds the largest double at b's scale)" : "", why);
+    }
+    free(e);
+    free(res);
+    free(X0);
+    free(list);
     return st;
 }

@@ -108,6 +108,9 @@ static void usage(FILE *f)
         "  --time-apply N                afterwards apply the preconditioner N times (ildl_apply,\n"
         "                                host vectors), report the median as apply_s [0]\n"
         "  --apply-columns K             with --time-apply: K vectors per call (ildl_apply_multi) [1]\n"
+        "  --time-columns K              afterwards solve K right-hand sides (b and A v_j for\n"
+        "                                random v_j) by K ildl_solve calls and by one ildl_solve_multi,\n"
+        "                                report both times and whether every column's x agrees [0]\n"
         "  --json                        also print the summary as one JSON object (last line)\n"
         "  --history                     with --json: add SQMR's residual estimates (\"history\")\n"
         "  --quiet                       print only the JSON line (with --json) or nothing\n"
@@ -256,6 +259,44 @@ static double time_applies(ildl_handle *h, const double *r, int32_t n, int m, in
     return med;
 }
 
+/* K right-hand sides (b, then A v_j with v_j uniform in [-1, 1)) solved by K ildl_solve calls
+ * and by one ildl_solve_multi: their times, the columns solved by the multi call, and whether
+ * every column's x is the same, bit for bit. Returns 0, or -1 when out of memory. */
+static int time_columns(ildl_handle *h, const ildl_csr *A, const double *b, int k, double *t_single, double *t_multi,
+                        int *conv, int *same)
+{
+    int32_t n = A->n;
+    size_t nk = (size_t)n * k;
+    double *B = malloc(sizeof(double) * nk), *X1 = malloc(sizeof(double) * nk), *X2 = malloc(sizeof(double) * nk);
+    double *v = malloc(sizeof(double) * (size_t)n);
+    ildl_column_result *cr = malloc(sizeof *cr * (size_t)k);
+    int ok = B && X1 && X2 && v && cr;
+    uint64_t seed = 12345;
+    if (ok) memcpy(B, b, sizeof(double) * (size_t)n);
+    for (int j = 1; ok && j < k; j++) {
+        for (int32_t i = 0; i < n; i++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            v[i] = (double)(seed >> 11) * 0x1p-52 - 1.0;
+        }
+        ildl_csr_matvec(A, v, B + (size_t)n * j);
+    }
+    if (ok) {
+        memset(X1, 0, sizeof(double) * nk);
+        memset(X2, 0, sizeof(double) * nk);
+        double t0 = ildl_wtime();
+        for (int j = 0; j < k; j++) (void)ildl_solve(h, B + (size_t)n * j, X1 + (size_t)n * j);
+        *t_single = ildl_wtime() - t0;
+        t0 = ildl_wtime();
+        (void)ildl_solve_multi(h, k, B, n, X2, n, cr);
+        *t_multi = ildl_wtime() - t0;
+        *conv = 0;
+        for (int j = 0; j < k; j++) *conv += cr[j].status == ILDL_SUCCESS;
+        *same = memcmp(X1, X2, sizeof(double) * nk) == 0;
+    }
+    free(B); free(X1); free(X2); free(v); free(cr);
+    return ok ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) { usage(stderr); return 2; }
@@ -267,7 +308,9 @@ int main(int argc, char **argv)
     ildl_options opt;
     ildl_options_default(&opt);
     const char *file = NULL, *rhs = NULL;
-    int json = 0, quiet = 0, repeat = 1, history = 0, time_apply = 0, apply_columns = 1;
+    int json = 0, quiet = 0, repeat = 1, history = 0, time_apply = 0, apply_columns = 1, time_cols = 0;
+    double t_cols_single = NAN, t_cols_multi = NAN;
+    int cols_conv = 0, cols_same = 0, info_kept = 0;
     for (int a = 2; a < argc; a++) {
         const char *o = argv[a];
         const char *v = (a + 1 < argc) ? argv[a + 1] : NULL;
@@ -302,6 +345,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--threads")) { NEEDV bad = parse_int(o, v, &opt.num_threads); }
         else if (!strcmp(o, "--rhs")) { NEEDV rhs = v; }
         else if (!strcmp(o, "--repeat")) { NEEDV bad = parse_int(o, v, &repeat); if (!bad && repeat < 1) { fprintf(stderr, "ildl: --repeat must be >= 1\n"); return 2; } }
+        else if (!strcmp(o, "--time-columns")) { NEEDV bad = parse_int(o, v, &time_cols); if (!bad && time_cols < 0) { fprintf(stderr, "ildl: --time-columns must be >= 0\n"); return 2; } }
         else if (!strcmp(o, "--apply-columns")) { NEEDV bad = parse_int(o, v, &apply_columns); if (!bad && apply_columns < 1) { fprintf(stderr, "ildl: --apply-columns must be >= 1\n"); return 2; } }
         else if (!strcmp(o, "--time-apply")) { NEEDV bad = parse_int(o, v, &time_apply); if (!bad && time_apply < 0) { fprintf(stderr, "ildl: --time-apply must be >= 0\n"); return 2; } }
         else if (o[0] == '-') { fprintf(stderr, "ildl: unknown option '%s' (see ildl --help)\n", o); return 2; }
@@ -385,6 +429,14 @@ int main(int argc, char **argv)
     free(ts);
     if (h && time_apply > 0 && (status == ILDL_SUCCESS || status == ILDL_ERR_NOT_CONVERGED || status == ILDL_ERR_BREAKDOWN))
         t_apply = time_applies(h, b, n, time_apply, apply_columns);
+    if (h && time_cols > 0 && (status == ILDL_SUCCESS || status == ILDL_ERR_NOT_CONVERGED || status == ILDL_ERR_BREAKDOWN)) {
+        ildl_get_info(h, &info); /* the report is the main solve's */
+        info_kept = 1;
+        if (time_columns(h, &A, b, time_cols, &t_cols_single, &t_cols_multi, &cols_conv, &cols_same)) {
+            status = ILDL_ERR_OUT_OF_MEMORY;
+            snprintf(msg, sizeof msg, "out of memory for --time-columns");
+        }
+    }
     if (ones) {
         double e = 0;
         for (int32_t i = 0; i < n; i++) e = fmax(e, fabs(x[i] - 1.0));
@@ -392,7 +444,7 @@ int main(int argc, char **argv)
     }
 
 report:
-    if (h) ildl_get_info(h, &info);
+    if (h && !info_kept) ildl_get_info(h, &info);
     if (median_times) {
         info.setup_seconds = med[0];
         info.factor_seconds = med[1];
@@ -434,6 +486,10 @@ report:
                                (long long)info.rung_iterations[r], (long long)info.rung_factor_nnz[r],
                                info.rung_seconds[r], info.rung_iterations[r] < 0 ? " (not taken)" : "");
             if (isfinite(err_ones)) printf("error    max |x - 1| = %.3e\n", err_ones);
+            if (time_cols != 0)
+                printf("columns  %d right-hand sides: %d ildl_solve calls %.4f s, one ildl_solve_multi %.4f s (%.2fx), "
+                       "%d converged, x %s\n", time_cols, time_cols, t_cols_single, t_cols_multi,
+                       t_cols_single / t_cols_multi, cols_conv, cols_same ? "bitwise equal" : "DIFFERS");
         }
         if (status) fprintf(stderr, "ildl: %s failed: %s: %s\n", phase, ildl_strerror(status), msg);
         else printf("status   %s\n", "success");
@@ -494,6 +550,13 @@ report:
             printf(",\"apply_s\":");
             json_number(stdout, t_apply);
             printf(",\"apply_columns\":%d", apply_columns);
+        }
+        if (time_cols != 0) {
+            printf(",\"columns\":%d,\"columns_single_s\":", time_cols);
+            json_number(stdout, t_cols_single);
+            printf(",\"columns_multi_s\":");
+            json_number(stdout, t_cols_multi);
+            printf(",\"columns_converged\":%d,\"columns_bitwise\":%s", cols_conv, cols_same ? "true" : "false");
         }
         printf(",\"setup_phases\":{\"scale\":%.6f,\"order_block\":%.6f,\"fill\":%.6f,\"levels\":%.6f,"
                "\"tiles\":%.6f,\"upload\":%.6f}", info.t_scale, info.t_order + info.t_block, info.t_fill,

@@ -11,6 +11,7 @@
 #include "core/csr.h"
 #include "cpu/factor.h"
 #include "krylov/sqmr.h"
+#include "krylov/sqmr_multi.h"
 
 /* What a backend sees of the handle: valid for the backend's lifetime. Their contents change
  * with each ildl_factor (A's values, the scaling, the tiles' values). */
@@ -39,6 +40,11 @@ typedef struct ildl_backend_ops {
     /* SQMR on A x = b, host vectors: ildl_sqmr's contract. */
     int (*sqmr)(void *state, const double *b, double *x, const ildl_sqmr_params *prm, ildl_sqmr_result *res,
                 char *msg, size_t msglen);
+    /* SQMR on A x[j] = b[j] for k (1..ILDL_SQMR_MULTI_MAX) columns of host vectors: ildl_sqmr_multi's
+     * contract (each column the x, result and status[j] of sqmr on it alone); returns an error
+     * of the call (msg set), else ILDL_SUCCESS with the columns' statuses in status[]. */
+    int (*sqmr_multi)(void *state, int k, const double *const *b, double *const *x, const ildl_sqmr_params *prm,
+                      ildl_sqmr_result *res, int *status, char *msg, size_t msglen);
     size_t (*device_bytes)(const void *state); /* device memory held (0 on the CPU) */
     const char *(*device_name)(const void *state); /* "" on the CPU */
     void (*destroy)(void *state); /* NULL allowed */

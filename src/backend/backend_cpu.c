@@ -108,6 +108,26 @@ static int apply_mode(cpu_state *s, const double *r, double *z, int abs_d)
 /* SQMR's preconditioner: always M = the block LDL^T. */
 static int apply_host(void *ctx, const double *r, double *z) { return apply_mode(ctx, r, z, 0); }
 
+/* z[j] = M^{-1} r[j] for m columns (1..ILDL_SOLVE_MULTI_MAX), the factor read once (abs_d as
+ * apply_mode). */
+static int apply_ptrs(cpu_state *s, int m, const double *const *r, double *const *z, int abs_d)
+{
+    const ildl_tiles *T = &s->env->an->tiles;
+    int32_t n = s->env->A->n;
+    if (!s->work_multi) {
+        s->work_multi = ildl_malloc(sizeof(double) * (size_t)n * ILDL_SOLVE_MULTI_MAX);
+        if (!s->work_multi) return ILDL_ERR_OUT_OF_MEMORY;
+    }
+    double *w = s->work_multi;
+    for (int32_t i = 0; i < n; i++)
+        for (int j = 0; j < m; j++) w[(int64_t)i * m + j] = s->qs[i] * r[j][s->q[i]];
+    if (s->env->opt->precision == ILDL_PREC_SINGLE) ildl_cpu_solve_multi_s(T, w, m, abs_d);
+    else ildl_cpu_solve_multi(T, w, m, abs_d);
+    for (int32_t i = 0; i < n; i++)
+        for (int j = 0; j < m; j++) z[j][s->q[i]] = s->qs[i] * w[(int64_t)i * m + j];
+    return ILDL_SUCCESS;
+}
+
 /* Z = M^{-1} R for k columns, in chunks of ILDL_SOLVE_MULTI_MAX (the factor read once per chunk). */
 static int cpu_apply_multi(void *state, int k, const double *R, int64_t ldr, double *Z, int64_t ldz, int where,
                            void *stream, char *msg, size_t msglen)
@@ -118,27 +138,33 @@ static int cpu_apply_multi(void *state, int k, const double *R, int64_t ldr, dou
         ildl_msg(msg, msglen, "device pointers need the CUDA backend");
         return ILDL_ERR_NOT_SUPPORTED;
     }
-    const ildl_tiles *T = &s->env->an->tiles;
-    int32_t n = s->env->A->n;
     int abs_d = s->env->opt->apply_mode == ILDL_APPLY_SPD;
-    if (!s->work_multi) {
-        s->work_multi = ildl_malloc(sizeof(double) * (size_t)n * ILDL_SOLVE_MULTI_MAX);
-        if (!s->work_multi) {
+    const double *r[ILDL_SOLVE_MULTI_MAX];
+    double *z[ILDL_SOLVE_MULTI_MAX];
+    for (int j0 = 0; j0 < k; j0 += ILDL_SOLVE_MULTI_MAX) {
+        int nc = k - j0 < ILDL_SOLVE_MULTI_MAX ? k - j0 : ILDL_SOLVE_MULTI_MAX;
+        for (int j = 0; j < nc; j++) {
+            r[j] = R + (int64_t)(j0 + j) * ldr;
+            z[j] = Z + (int64_t)(j0 + j) * ldz;
+        }
+        if (apply_ptrs(s, nc, r, z, abs_d)) {
             ildl_msg(msg, msglen, "out of memory");
             return ILDL_ERR_OUT_OF_MEMORY;
         }
     }
-    double *w = s->work_multi;
-    for (int j0 = 0; j0 < k; j0 += ILDL_SOLVE_MULTI_MAX) {
-        int nc = k - j0 < ILDL_SOLVE_MULTI_MAX ? k - j0 : ILDL_SOLVE_MULTI_MAX;
-        for (int32_t r = 0; r < n; r++)
-            for (int j = 0; j < nc; j++) w[(int64_t)r * nc + j] = s->qs[r] * R[(int64_t)(j0 + j) * ldr + s->q[r]];
-        if (s->env->opt->precision == ILDL_PREC_SINGLE) ildl_cpu_solve_multi_s(T, w, nc, abs_d);
-        else ildl_cpu_solve_multi(T, w, nc, abs_d);
-        for (int32_t r = 0; r < n; r++)
-            for (int j = 0; j < nc; j++) Z[(int64_t)(j0 + j) * ldz + s->q[r]] = s->qs[r] * w[(int64_t)r * nc + j];
-    }
     return ILDL_SUCCESS;
+}
+
+/* SQMR's preconditioner for several columns: always M = the block LDL^T. */
+static int apply_host_multi(void *ctx, int m, const double *const *r, double *const *z)
+{
+    return apply_ptrs(ctx, m, r, z, 0);
+}
+
+static void matvec_host_multi(void *ctx, int m, const double *const *x, double *const *y)
+{
+    const cpu_state *s = ctx;
+    ildl_csr_matvec_multi(s->env->A, m, x, y);
 }
 
 static void matvec_host(void *ctx, const double *x, double *y)
@@ -168,6 +194,15 @@ static int cpu_sqmr(void *state, const double *b, double *x, const ildl_sqmr_par
     return st;
 }
 
+static int cpu_sqmr_multi(void *state, int k, const double *const *b, double *const *x, const ildl_sqmr_params *prm,
+                          ildl_sqmr_result *res, int *status, char *msg, size_t msglen)
+{
+    cpu_state *s = state;
+    int st = ildl_sqmr_multi(s->env->A->n, k, matvec_host_multi, s, apply_host_multi, s, b, x, prm, res, status);
+    if (st) ildl_msg(msg, msglen, "solve failed: %s", ildl_strerror(st));
+    return st;
+}
+
 static size_t cpu_device_bytes(const void *state)
 {
     (void)state;
@@ -181,5 +216,5 @@ static const char *cpu_device_name(const void *state)
 }
 
 const ildl_backend_ops ildl_backend_cpu = {
-    ILDL_BACKEND_CPU, cpu_create, cpu_factor, cpu_apply, cpu_apply_multi, cpu_sqmr, cpu_device_bytes, cpu_device_name, cpu_destroy,
+    ILDL_BACKEND_CPU, cpu_create, cpu_factor, cpu_apply, cpu_apply_multi, cpu_sqmr, cpu_sqmr_multi, cpu_device_bytes, cpu_device_name, cpu_destroy,
 };

@@ -79,11 +79,7 @@ static int cuda_factor(void *state, const ildl_factor_params *p, int rescaled, i
 static int cuda_apply(void *state, const double *r, double *z, int where, void *stream, char *msg, size_t msglen)
 {
     cuda_state *s = state;
-    if (s->env->opt->apply_mode == ILDL_APPLY_SPD) {
-        ildl_msg(msg, msglen, "apply_mode SPD is not available on the CUDA backend yet: use backend CPU");
-        return ILDL_ERR_NOT_SUPPORTED;
-    }
-    int st = ildl_cuda_apply(s->c, r, z, where, stream);
+    int st = ildl_cuda_apply(s->c, r, z, where, stream, s->env->opt->apply_mode == ILDL_APPLY_SPD);
     return st ? cuda_msg(st, "CUDA apply", msg, msglen) : ILDL_SUCCESS;
 }
 
@@ -107,6 +103,21 @@ static int cuda_sqmr(void *state, const double *b, double *x, const ildl_sqmr_pa
     return st;
 }
 
+/* One device SQMR per column for now (each column the bits of cuda_sqmr on it). */
+static int cuda_sqmr_multi(void *state, int k, const double *const *b, double *const *x, const ildl_sqmr_params *prm,
+                           ildl_sqmr_result *res, int *status, char *msg, size_t msglen)
+{
+    for (int j = 0; j < k; j++) {
+        int st = cuda_sqmr(state, b[j], x[j], prm, &res[j], msg, msglen);
+        status[j] = st;
+        if (st && st != ILDL_ERR_NOT_CONVERGED && st != ILDL_ERR_BREAKDOWN) {
+            for (int i = j + 1; i < k; i++) status[i] = st;
+            return st;
+        }
+    }
+    return ILDL_SUCCESS;
+}
+
 static size_t cuda_device_bytes(const void *state) { return ildl_cuda_bytes(((const cuda_state *)state)->c); }
 
 static const char *cuda_device_name(const void *state)
@@ -115,7 +126,7 @@ static const char *cuda_device_name(const void *state)
 }
 
 const ildl_backend_ops ildl_backend_cuda = {
-    ILDL_BACKEND_CUDA, cuda_create, cuda_factor, cuda_apply, cuda_apply_multi, cuda_sqmr, cuda_device_bytes, cuda_device_name,
+    ILDL_BACKEND_CUDA, cuda_create, cuda_factor, cuda_apply, cuda_apply_multi, cuda_sqmr, cuda_sqmr_multi, cuda_device_bytes, cuda_device_name,
     cuda_destroy,
 };
 

@@ -278,6 +278,21 @@ void ildl_csr_matvec(const ildl_csr *A, const double *x, double *y)
     }
 }
 
+void ildl_csr_matvec_multi(const ildl_csr *A, int m, const double *const *x, double *const *y)
+{
+#pragma omp parallel for schedule(static)
+    for (int32_t i = 0; i < A->n; i++) {
+        double s[16];
+        for (int j = 0; j < m; j++) s[j] = 0.0;
+        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            double a = A->val[p];
+            int32_t c = A->col[p];
+            for (int j = 0; j < m; j++) s[j] += a * x[j][c];
+        }
+        for (int j = 0; j < m; j++) y[j][i] = s[j];
+    }
+}
+
 /* Largest row length of A (0 for no entries). */
 static int64_t max_row_len(const ildl_csr *A)
 {

@@ -50,6 +50,8 @@ int ildl_csr_from_user(int32_t n, const int64_t *rowptr, const int32_t *col, con
 
 /* y = A x (A full pattern). */
 void ildl_csr_matvec(const ildl_csr *A, const double *x, double *y);
+/* y[j] = A x[j] for j < m (1..16 vectors, A read once): each y[j] the bits of ildl_csr_matvec. */
+void ildl_csr_matvec_multi(const ildl_csr *A, int m, const double *const *x, double *const *y);
 
 /* B = P A P^T with perm[new] = old (B row k is A row perm[k]); B sorted. */
 int ildl_csr_permute(const ildl_csr *A, const int32_t *perm, ildl_csr *B);

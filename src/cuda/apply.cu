@@ -38,10 +38,10 @@ __global__ void k_gather(int32_t n, const int32_t *q, const double *qs, const do
     if (k < n) w[k] = qs[k] * r[q[k]];
 }
 
-/* x (device, factored order) <- (U^T D U)^{-1} x on stream s; when r is not NULL, x is first
+/* x (device, factored order) <- (U^T D U)^{-1} x (abs_d: (U^T |D| U)^{-1} x) on stream s; when r is not NULL, x is first
  * set to qs .* r[q] (the gather of a preconditioner application, fused with the sync-free
  * sweeps' first launch where there is one). */
-static int solve_device(ildl_cuda_ctx *c, double *x, const double *r, cudaStream_t s)
+static int solve_device(ildl_cuda_ctx *c, double *x, const double *r, cudaStream_t s, int abs_d)
 {
     int status = ILDL_SUCCESS;
     const int WF = c->sol.solve_warps_f, WB = c->sol.solve_warps_b;
@@ -67,7 +67,7 @@ static int solve_device(ildl_cuda_ctx *c, double *x, const double *r, cudaStream
         solve_launch(WF, kf, c->sol.sf_blocks_f, s, c->T, NULL, x, y, c->d_tickets, c->sol.d_epoch, c->d_skip);
         CU_LAUNCH();
         if (prof) CU(cudaEventRecord(c->ev[1], s));
-        k_dsolve<<<nblk, 256, 0, s>>>(c->T, y, x, c->d_skip); /* and unsets x */
+        k_dsolve<<<nblk, 256, 0, s>>>(c->T, y, x, c->d_skip, abs_d); /* and unsets x */
         CU_LAUNCH();
         if (prof) CU(cudaEventRecord(c->ev[2], s));
         solve_launch(WB, c->sol.sf_nostage ? SOLVE_BACKWARD_SYNCFREE_NS : SOLVE_BACKWARD_SYNCFREE, c->sol.sf_blocks_b, s,
@@ -94,7 +94,7 @@ static int solve_device(ildl_cuda_ctx *c, double *x, const double *r, cudaStream
         solve_launch(WF, SOLVE_FORWARD_LEVEL, nr, s, c->T, c->d_level_rows + r0, x, x, NULL, NULL, c->d_skip);
         CU_LAUNCH();
     }
-    k_dsolve<<<(c->n + 255) / 256, 256, 0, s>>>(c->T, x, NULL, c->d_skip);
+    k_dsolve<<<(c->n + 255) / 256, 256, 0, s>>>(c->T, x, NULL, c->d_skip, abs_d);
     CU_LAUNCH();
     for (int32_t lev = c->sol.nlevels - 1; lev >= 0; lev--) {
         int32_t r0 = c->sol.level_ptr[lev], nr = c->sol.level_ptr[lev + 1] - r0;
@@ -112,7 +112,7 @@ extern "C" int ildl_cuda_solve_factored(ildl_cuda_ctx *c, double *x)
     if (!c->factored) return ILDL_ERR_CALL_ORDER;
     CU(cudaSetDevice(c->device));
     CU(cudaMemcpy(c->d_w, x, sizeof(double) * (size_t)c->n, cudaMemcpyHostToDevice));
-    status = solve_device(c, c->d_w, NULL, 0);
+    status = solve_device(c, c->d_w, NULL, 0, 0);
     if (status) goto cleanup;
     CU(cudaMemcpy(x, c->d_w, sizeof(double) * (size_t)c->n, cudaMemcpyDeviceToHost));
 cleanup:
@@ -130,13 +130,13 @@ __global__ void k_scatter(int32_t n, const int32_t *q, const double *qs, const d
  * ordering, on stream s (capturable): a preconditioner application up to its scatter. */
 int ildl_cuda_apply_to_w(ildl_cuda_ctx *c, const double *r, cudaStream_t s)
 {
-    return solve_device(c, c->d_w, r, s);
+    return solve_device(c, c->d_w, r, s, 0);
 }
 
-/* z = M^{-1} r with r, z device vectors in the user's ordering. */
-int ildl_cuda_apply_device(ildl_cuda_ctx *c, const double *r, double *z, cudaStream_t s)
+/* z = M^{-1} r (abs_d: M = L|D|L^T) with r, z device vectors in the user's ordering. */
+static int apply_device_mode(ildl_cuda_ctx *c, const double *r, double *z, cudaStream_t s, int abs_d)
 {
-    int status = ildl_cuda_apply_to_w(c, r, s);
+    int status = solve_device(c, c->d_w, r, s, abs_d);
     if (status) goto cleanup;
     k_scatter<<<(c->n + 255) / 256, 256, 0, s>>>(c->n, c->d_q, c->d_qs, c->d_w, z, c->d_skip);
     CU_LAUNCH();
@@ -144,7 +144,13 @@ cleanup:
     return status;
 }
 
-extern "C" int ildl_cuda_apply(ildl_cuda_ctx *c, const double *r, double *z, int where, void *stream)
+/* z = M^{-1} r with r, z device vectors in the user's ordering (SQMR's M: the block LDL^T). */
+int ildl_cuda_apply_device(ildl_cuda_ctx *c, const double *r, double *z, cudaStream_t s)
+{
+    return apply_device_mode(c, r, z, s, 0);
+}
+
+extern "C" int ildl_cuda_apply(ildl_cuda_ctx *c, const double *r, double *z, int where, void *stream, int abs_d)
 {
     device_scope scope; /* the caller's context back on return */
     ildl_cuda_clear_message();
@@ -161,10 +167,10 @@ extern "C" int ildl_cuda_apply(ildl_cuda_ctx *c, const double *r, double *z, int
         CU(cudaPointerGetAttributes(&az, z));
         if (ar.type != cudaMemoryTypeDevice && ar.type != cudaMemoryTypeManaged) return ILDL_ERR_INVALID_OPTION;
         if (az.type != cudaMemoryTypeDevice && az.type != cudaMemoryTypeManaged) return ILDL_ERR_INVALID_OPTION;
-        return ildl_cuda_apply_device(c, r, z, s);
+        return apply_device_mode(c, r, z, s, abs_d);
     }
     CU(cudaMemcpyAsync(c->d_r, r, sizeof(double) * (size_t)c->n, cudaMemcpyHostToDevice, s));
-    status = ildl_cuda_apply_device(c, c->d_r, c->d_z, s);
+    status = apply_device_mode(c, c->d_r, c->d_z, s, abs_d);
     if (status) goto cleanup;
     CU(cudaMemcpyAsync(z, c->d_z, sizeof(double) * (size_t)c->n, cudaMemcpyDeviceToHost, s));
     CU(cudaStreamSynchronize(s));

@@ -76,8 +76,9 @@ int ildl_cuda_pin_host(ildl_cuda_ctx *c, ildl_tiles *T);
 /* x <- (U^T D U)^{-1} x for a host vector in factored order (test hook). */
 int ildl_cuda_solve_factored(ildl_cuda_ctx *c, double *x);
 
-/* z = M^{-1} r in the user's ordering; r, z host or device pointers (where), stream. */
-int ildl_cuda_apply(ildl_cuda_ctx *c, const double *r, double *z, int where, void *stream);
+/* z = M^{-1} r in the user's ordering; r, z host or device pointers (where), stream; abs_d: M =
+ * L|D|L^T (apply_mode SPD), else the block LDL^T. */
+int ildl_cuda_apply(ildl_cuda_ctx *c, const double *r, double *z, int where, void *stream, int abs_d);
 
 /* SQMR entirely on the device (vectors and scalars stay there; b and x are host arrays).
  * Same contract and stopping rule as ildl_sqmr. */

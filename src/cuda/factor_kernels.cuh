@@ -27,7 +27,7 @@ struct factor_state {
  * a batch that follow a halt cost nothing; other solves point it at a zero. */
 /* x <- D^-1 x; when unset is not NULL also unset[0..n) <- "not written yet" (the sync-free
  * backward sweep's output, set here instead of by a launch of its own). */
-__global__ void k_dsolve(dev_tiles T, double *x, double *unset, const int *skip);
+__global__ void k_dsolve(dev_tiles T, double *x, double *unset, const int *skip, int abs_d);
 /* SOLVE_FORWARD_SYNCFREE_VG: the sync-free forward kernel that reads V_ii from global memory
  * instead of staging it (less shared memory: more rows in flight, for wide levels) */
 /* *_NS: the sync-free kernels without staging tiles (wide levels: more blocks per SM) */

@@ -270,8 +270,9 @@ __global__ void k_sf_unset(double *v, int32_t n, int *epoch, int *tickets, const
     }
 }
 
-/* x <- D^-1 x (1x1 and 2x2 pivots); one thread per row, the first of a 2x2 does both. */
-__global__ void k_dsolve(dev_tiles T, double *x, double *unset, const int *skip)
+/* x <- D^-1 x (1x1 and 2x2 pivots), or |D|^-1 x (abs_d: each pivot's eigenvalues by magnitude,
+ * ildl_pivot2_abs_solve, as the CPU's d_solve); one thread per row, the first of a 2x2 does both. */
+__global__ void k_dsolve(dev_tiles T, double *x, double *unset, const int *skip, int abs_d)
 {
     if (*skip) return;
     int32_t k = blockIdx.x * blockDim.x + threadIdx.x;
@@ -282,8 +283,9 @@ __global__ void k_dsolve(dev_tiles T, double *x, double *unset, const int *skip)
     if (ty == 2 && k + 1 < T.n) {
         double b = T.d_off[k], c = T.d_diag[k + 1];
         double x0 = x[k], x1 = x[k + 1];
-        ildl_pivot2_solve(a, b, c, ildl_pivot2_det(a, b, c), x0, x1, &x[k], &x[k + 1]);
+        if (abs_d) ildl_pivot2_abs_solve(a, b, c, x0, x1, &x[k], &x[k + 1]);
+        else ildl_pivot2_solve(a, b, c, ildl_pivot2_det(a, b, c), x0, x1, &x[k], &x[k + 1]);
     } else if (ty != 0) {
-        x[k] /= a;
+        x[k] /= abs_d ? fabs(a) : a;
     }
 }

@@ -32,9 +32,9 @@ int ildl_cuda_download_factor(ildl_cuda_ctx *c, ildl_tiles *T) { (void)c; (void)
 int ildl_cuda_set_map(ildl_cuda_ctx *c, const int32_t *perm, const double *scale) { (void)c; (void)perm; (void)scale; return ILDL_ERR_NO_DEVICE; }
 int ildl_cuda_pin_host(ildl_cuda_ctx *c, ildl_tiles *T) { (void)c; (void)T; return ILDL_ERR_NO_DEVICE; }
 int ildl_cuda_solve_factored(ildl_cuda_ctx *c, double *x) { (void)c; (void)x; return ILDL_ERR_NO_DEVICE; }
-int ildl_cuda_apply(ildl_cuda_ctx *c, const double *r, double *z, int where, void *stream)
+int ildl_cuda_apply(ildl_cuda_ctx *c, const double *r, double *z, int where, void *stream, int abs_d)
 {
-    (void)c; (void)r; (void)z; (void)where; (void)stream;
+    (void)c; (void)r; (void)z; (void)where; (void)stream; (void)abs_d;
     return ILDL_ERR_NO_DEVICE;
 }
 int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x, const ildl_sqmr_params *prm,

@@ -85,7 +85,7 @@ done:
 static void options(ildl_options *o, int mode)
 {
     ildl_options_default(o);
-    o->backend = ILDL_BACKEND_CPU;
+    o->backend = ILDL_BACKEND_AUTO; /* the GPU where there is one: its apply is the CPU's, bit for bit */
     o->num_threads = 2;
     o->apply_mode = mode;
 }
@@ -135,6 +135,9 @@ static void run_minres(const char *what, const ildl_csr *A, int maxit, int indef
         its[mode] = minres(A, h, b, x, 1e-6, maxit);
         if (its[mode] > 0) assert_true(ildl_test_residual_ld(A, x, b) <= 1e-6);
         sst[mode] = ildl_solve(h, b, xs[mode]);
+        ildl_info info;
+        ildl_get_info(h, &info);
+        if (mode == 1) printf("%s backend: ", info.backend == ILDL_BACKEND_CUDA ? "CUDA" : "CPU");
         ildl_destroy(h);
     }
     /* ildl_solve's SQMR is not affected by apply_mode */

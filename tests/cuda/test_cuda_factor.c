@@ -218,7 +218,7 @@ static int agree(const ildl_csr *A, const ildl_options *o, run_stats *rs)
     assert_int_equal(ildl_cuda_create(T, A, 0, ILDL_SOLVE_KERNELS_AUTO, ILDL_L2_PERSIST_AUTO, &c, msg, sizeof msg), ILDL_SUCCESS);
     double *za = malloc(sizeof(double) * n), *zb = malloc(sizeof(double) * n);
     /* an application before the map is installed is refused, not run on garbage indices */
-    assert_int_equal(ildl_cuda_apply(c, yc, za, ILDL_MEMORY_HOST, NULL), ILDL_ERR_CALL_ORDER);
+    assert_int_equal(ildl_cuda_apply(c, yc, za, ILDL_MEMORY_HOST, NULL, 0), ILDL_ERR_CALL_ORDER);
     assert_int_equal(ildl_cuda_set_map(c, an.blk.perm, an.scale), ILDL_SUCCESS);
     assert_int_equal(ildl_cuda_factor(c, T, &fp, &gs, msg, sizeof msg), ILDL_SUCCESS);
     assert_int_equal(ildl_cuda_download_factor(c, T), ILDL_SUCCESS);
@@ -256,7 +256,7 @@ static int agree(const ildl_csr *A, const ildl_options *o, run_stats *rs)
      * in the sync-free schedule (the gather shares k_sf_unset's pass): the level schedule's
      * application, bit for bit */
     assert_int_equal(ildl_cuda_set_schedule(c, ILDL_SCHEDULE_LEVELS), ILDL_SUCCESS);
-    int ast = ildl_cuda_apply(c, yc, za, ILDL_MEMORY_HOST, NULL);
+    int ast = ildl_cuda_apply(c, yc, za, ILDL_MEMORY_HOST, NULL, 0);
     if (ast) printf("  apply (levels): %s: %s\n", ildl_strerror(ast), ildl_cuda_last_message());
     assert_int_equal(ast, ILDL_SUCCESS);
     assert_int_equal(ildl_cuda_set_schedule(c, ILDL_SCHEDULE_SYNCFREE), ILDL_SUCCESS);
@@ -268,7 +268,7 @@ static int agree(const ildl_csr *A, const ildl_options *o, run_stats *rs)
         assert_int_equal(ildl_cuda_solve_factored(c, y2), ILDL_SUCCESS);
         if (k == 0) memcpy(y3, y2, sizeof(double) * n);
         else if (memcmp(y3, y2, sizeof(double) * n) != 0) rs->schedules_equal = 0;
-        assert_int_equal(ildl_cuda_apply(c, yc, zb, ILDL_MEMORY_HOST, NULL), ILDL_SUCCESS);
+        assert_int_equal(ildl_cuda_apply(c, yc, zb, ILDL_MEMORY_HOST, NULL, 0), ILDL_SUCCESS);
         if (memcmp(za, zb, sizeof(double) * n) != 0) {
             if (rs->schedules_equal) printf("  apply: sync-free (warps %d+%d) differs from levels\n", warps[k][0], warps[k][1]);
             rs->schedules_equal = 0;

@@ -252,24 +252,72 @@ static void test_apply_multi_agreement(void **state)
     double *R = malloc(sizeof(double) * (size_t)(ldr * k)), *Z[2], *z = malloc(sizeof(double) * n);
     uint64_t seed = 11;
     for (int64_t i = 0; i < ldr * k; i++) R[i] = 2 * ildl_test_rand(&seed) - 1;
+    Z[0] = malloc(sizeof(double) * (size_t)(ldz * k));
+    Z[1] = malloc(sizeof(double) * (size_t)(ldz * k));
+    int precisions[] = {ILDL_PREC_DOUBLE, ILDL_PREC_SINGLE, ILDL_PREC_MIXED};
+    for (int p = 0; p < 3; p++)
+        for (int mode = ILDL_APPLY_LDLT; mode <= ILDL_APPLY_SPD; mode++) {
+            for (int b = 0; b < 2; b++) {
+                ildl_options o;
+                ildl_options_default(&o);
+                o.backend = b ? ILDL_BACKEND_CUDA : ILDL_BACKEND_CPU;
+                o.precision = precisions[p];
+                o.apply_mode = mode;
+                ildl_handle *h = NULL;
+                assert_int_equal(ildl_setup(n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
+                assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+                assert_int_equal(ildl_apply_multi(h, k, R, ldr, Z[b], ldz, ILDL_MEMORY_HOST, NULL), ILDL_SUCCESS);
+                for (int j = 0; j < k; j++) {
+                    assert_int_equal(ildl_apply(h, R + (int64_t)j * ldr, z, ILDL_MEMORY_HOST, NULL), ILDL_SUCCESS);
+                    assert_memory_equal(Z[b] + (int64_t)j * ldz, z, sizeof(double) * n);
+                }
+                ildl_destroy(h);
+            }
+            for (int j = 0; j < k; j++)
+                assert_memory_equal(Z[0] + (int64_t)j * ldz, Z[1] + (int64_t)j * ldz, sizeof(double) * n);
+        }
+    printf("ildl_apply_multi, 21 columns, apply modes LDLT and SPD, 3 precisions: GPU = GPU ildl_apply = CPU, bitwise\n");
+    free(R); free(Z[0]); free(Z[1]); free(z);
+    ildl_csr_free(&A);
+}
+
+/* ildl_solve_multi on the GPU (one device SQMR per column) and on the CPU (lockstep): the same
+ * x, iterations and residuals for every column, bit for bit. */
+static void test_solve_multi_agreement(void **state)
+{
+    (void)state;
+    if (ildl_cuda_device_count() <= 0) {
+        printf("SKIP: no CUDA device: GPU ildl_solve_multi test not run\n");
+        skip();
+        return;
+    }
+    ildl_csr A;
+    ildl_test_kkt_zero_first(150, 350, 3, &A);
+    int32_t n = A.n;
+    const int k = 18;
+    double *B = malloc(sizeof(double) * (size_t)n * k), *X[2];
+    ildl_column_result cr[2][18];
+    uint64_t seed = 5;
+    for (int64_t i = 0; i < (int64_t)n * k; i++) B[i] = 2 * ildl_test_rand(&seed) - 1;
+    for (int32_t i = 0; i < n; i++) B[(int64_t)n * 4 + i] *= 1e-300; /* solved on its own, scaled */
     for (int b = 0; b < 2; b++) {
-        Z[b] = malloc(sizeof(double) * (size_t)(ldz * k));
+        X[b] = calloc((size_t)n * k, sizeof(double));
         ildl_options o;
         ildl_options_default(&o);
         o.backend = b ? ILDL_BACKEND_CUDA : ILDL_BACKEND_CPU;
         ildl_handle *h = NULL;
         assert_int_equal(ildl_setup(n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
         assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
-        assert_int_equal(ildl_apply_multi(h, k, R, ldr, Z[b], ldz, ILDL_MEMORY_HOST, NULL), ILDL_SUCCESS);
-        for (int j = 0; j < k; j++) {
-            assert_int_equal(ildl_apply(h, R + (int64_t)j * ldr, z, ILDL_MEMORY_HOST, NULL), ILDL_SUCCESS);
-            assert_memory_equal(Z[b] + (int64_t)j * ldz, z, sizeof(double) * n);
-        }
+        assert_int_equal(ildl_solve_multi(h, k, B, n, X[b], n, cr[b]), ILDL_SUCCESS);
         ildl_destroy(h);
     }
-    for (int j = 0; j < k; j++) assert_memory_equal(Z[0] + (int64_t)j * ldz, Z[1] + (int64_t)j * ldz, sizeof(double) * n);
-    printf("ildl_apply_multi, 21 columns: GPU = GPU ildl_apply = CPU, bitwise\n");
-    free(R); free(Z[0]); free(Z[1]); free(z);
+    assert_memory_equal(X[0], X[1], sizeof(double) * (size_t)n * k);
+    for (int j = 0; j < k; j++) {
+        assert_int_equal(cr[0][j].iterations, cr[1][j].iterations);
+        assert_true(cr[0][j].true_residual == cr[1][j].true_residual);
+    }
+    printf("ildl_solve_multi, 18 columns: GPU = CPU (lockstep), bitwise\n");
+    free(B); free(X[0]); free(X[1]);
     ildl_csr_free(&A);
 }
 
@@ -375,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_ladder_agreement),
         cmocka_unit_test(test_pushback_agreement),
         cmocka_unit_test(test_apply_multi_agreement),
+        cmocka_unit_test(test_solve_multi_agreement),
         cmocka_unit_test(test_nrm2_device),
         cmocka_unit_test(test_device_apply_extreme),
     };

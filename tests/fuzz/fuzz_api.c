@@ -42,7 +42,8 @@
  *   A7 call order: ildl_solve/ildl_apply before a (successful) factor -> CALL_ORDER
  *   A8 ildl_info: n, nnz, backend after setup; inertia sums to n after a factorization
  *   A9 a second solve of the same system gives the same bits; it starts on the ladder's rung the
- *      first reached, so its iterations are the first's on that rung
+ *      first reached, so its iterations are the first's on that rung; ildl_solve_multi of b
+ *      twice then gives each column the second solve's status, iterations and bits
  *   A10 ildl_solve returns NAN_INF exactly when b or the initial guess has a NaN/Inf (an initial
  *      guess whose A x0 overflows is not used)
  *   A11 setup refuses an option outside the range blockildl.h documents
@@ -730,6 +731,25 @@ static void solve_and_check(ildl_handle *h, const ildl_options *o, const csr *C,
                      "iterations there, %.17g", i2.rung, i2.iterations, i2.true_residual, info.rung,
                      (long long)info.rung_iterations[info.rung], info.true_residual);
         }
+        double *B2 = malloc(2 * vb), *X2 = calloc(2 * (size_t)n, sizeof(double));
+        if (!B2 || !X2) abort();
+        memcpy(B2, b, vb);
+        memcpy(B2 + n, b, vb);
+        ildl_column_result cr[2];
+        g_ctx = "ildl_solve_multi";
+        int sm = ildl_solve_multi(h, 2, B2, n, X2, n, cr);
+        check_status("ildl_solve_multi", sm, DOC_SOLVE, h);
+        if (sm != st2) fail("A9", "ildl_solve_multi of b twice returned %d, ildl_solve %d", sm, st2);
+        if (st2 == ILDL_SUCCESS || st2 == ILDL_ERR_NOT_CONVERGED || st2 == ILDL_ERR_BREAKDOWN)
+            for (int c = 0; c < 2; c++)
+                if (cr[c].status != st2 || cr[c].iterations != i2.iterations || memcmp(X2 + (size_t)c * n, x2, vb) != 0 ||
+                    memcmp(&cr[c].true_residual, &i2.true_residual, sizeof(double)))
+                    fail("A9", "ildl_solve_multi's column %d: status %d, %d iterations, residual %.17g, x %s; "
+                         "ildl_solve: %d, %d, %.17g", c, cr[c].status, cr[c].iterations, cr[c].true_residual,
+                         memcmp(X2 + (size_t)c * n, x2, vb) ? "differs" : "the same", st2, i2.iterations,
+                         i2.true_residual);
+        free(B2);
+        free(X2);
         free(x2);
     }
     /* A5: x aliasing b */
