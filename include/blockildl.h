@@ -289,7 +289,13 @@ typedef struct ildl_info {
                                  solve after a factorization) */
     double rung_seconds[ILDL_MAX_RUNGS]; /* last ildl_solve: each tried rung's time (its analysis,
                                             factorization and SQMR; 0 where not tried) */
-    double reserved_double[12];
+    int64_t device_bytes_estimate; /* the device memory the backend's state takes for the current
+                                      analysis (0 on the CPU backend): after ildl_analyse_matrix
+                                      computed before anything is allocated, exactly what
+                                      ildl_factor then allocates (device_bytes); after
+                                      ildl_setup, device_bytes. A push-back round or a rung of the
+                                      ladder analyses again and allocates anew */
+    double reserved_double[11];
 } ildl_info;
 
 typedef struct ildl_handle ildl_handle;
@@ -386,6 +392,18 @@ int ildl_matrix_init(ildl_matrix *m);
  * ILDL_ERR_NOT_SUPPORTED (n > 2^31 - 1); the message names the entry. */
 int ildl_setup_matrix(const ildl_matrix *m, const ildl_options *opts, ildl_handle **out);
 
+/* ildl_setup_matrix in two phases, as direct solvers do (analysis, then factorization): the
+ * analysis alone, with no backend memory allocated. ildl_get_info then reports the backend
+ * (CUDA where AUTO finds a GPU that can take the analysis), host_bytes, and
+ * device_bytes_estimate: the device memory the first ildl_factor will allocate (exactly: the
+ * same plan, counted without allocating), so a caller can check it against the free memory of
+ * the device (cudaMemGetInfo) first, or choose the CPU backend. ildl_factor allocates it (with
+ * backend AUTO falling back to the CPU where that fails) and factors; ildl_solve and ildl_apply
+ * before it return ILDL_ERR_CALL_ORDER. Then as ildl_setup_matrix: the same handle, factor and
+ * solves, bit for bit. The statuses of ildl_setup_matrix (not those of the device allocation,
+ * which ildl_factor returns: ILDL_ERR_OUT_OF_MEMORY, ILDL_ERR_DEVICE). */
+int ildl_analyse_matrix(const ildl_matrix *m, const ildl_options *opts, ildl_handle **out);
+
 /* Factor new values on a sub-pattern of the setup's: m (any layout, n as the handle's) gives
  * values at some positions of the full pattern the handle was set up with (after m's view's
  * mirroring); every position m does not give is 0. For a Jacobian or an interior-point matrix
@@ -432,7 +450,8 @@ void ildl_vector_free(double *x);
  * the same order as given to ildl_setup (ildl_setup_matrix: m's entries, nnz of them), or NULL to factor the most recently accepted values
  * again: those of ildl_setup, or of the last ildl_factor call whose values passed its checks
  * (finite, symmetric), even if that factorization then failed. May be called any number of
- * times (refactorisation reuses the analysis and all memory). With the CUDA backend it first
+ * times (refactorisation reuses the analysis and all memory; on a handle of ildl_analyse_matrix
+ * the first call allocates the backend's memory first). With the CUDA backend it first
  * waits for all work queued on the GPU (ildl_apply calls still running on any stream read the
  * factor it replaces) and returns when the new factor is complete.
  * Returns ILDL_SUCCESS, ILDL_ERR_NULL_ARGUMENT, ILDL_ERR_NAN_INF, ILDL_ERR_NOT_SYMMETRIC
@@ -482,16 +501,20 @@ typedef struct ildl_column_result {
 
 /* ildl_solve for k right-hand sides: A X = B, B and X host arrays, column-major n x k with leading
  * dimensions ldb, ldx >= n (X must not overlap B; with options.use_initial_guess X holds the
- * initial guesses). The columns iterate in lockstep, up to 16 at a time: each iteration applies
- * A and M^{-1} to all the columns still iterating at once, so the matrix and the factor are read
- * once for them (the CPU backend; the CUDA backend solves the columns one after the other for
- * now). Each column gets what ildl_solve would give it, bit for bit: the same iterations, x_j,
+ * initial guesses). The CPU backend iterates the columns in lockstep, up to 16 at a time: each
+ * iteration applies A and M^{-1} to all the columns still iterating at once, so the matrix and
+ * the factor are read once for them. The CUDA backend solves up to 8 columns at once, each on a
+ * stream and host thread of its own (the calling thread's, and up to 7 solvers that share the
+ * handle's factor and own a solve's work space, about 11 vectors of n doubles each: made by the
+ * first call that needs them, kept until ildl_destroy, counted in info.device_bytes; where the
+ * device has no room for them, fewer at once). Each column gets what ildl_solve would give it, bit for bit: the same iterations, x_j,
  * true residual and status, the ladder included (the columns that fail on a rung are solved
  * again, from their start, on the next one; the others keep their x_j). results (NULL, or k of
  * them) receives each column's outcome; ildl_info describes the whole call: iterations and
  * the residuals are the largest over the columns, converged is 1 when every column converged,
  * rung_iterations[r] the most any column took on rung r. progress_fn is called once per
- * lockstep iteration with the largest estimate among the columns that took it. k = 0 does
+ * lockstep iteration with the largest estimate among the columns that took it (CUDA backend:
+ * from the solving threads, one call at a time, for increasing iteration numbers). k = 0 does
  * nothing.
  * Returns ILDL_SUCCESS (every column's true residual <= tol), ILDL_ERR_NOT_CONVERGED (some
  * column did not converge; each x_j is its best iterate), ILDL_ERR_BREAKDOWN (some column broke

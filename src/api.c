@@ -234,12 +234,49 @@ void ildl_api_info_from_analysis(ildl_handle *h)
     int64_t nnz = h->A.rowptr[h->A.n];
     I->host_bytes = sizeof(*h) + (size_t)nnz * (8 * 3 + 4 + 8) + (size_t)h->A.n * 64 +
                     (size_t)an->tiles.total_cap * (value_bytes + 2) + (size_t)an->tiles.ntiles * 64;
-    I->device_bytes = h->ops->device_bytes(h->bstate);
-    snprintf(I->device_name, sizeof I->device_name, "%s", h->ops->device_name(h->bstate));
+    I->device_bytes = h->bstate ? h->ops->device_bytes(h->bstate) : 0;
+    snprintf(I->device_name, sizeof I->device_name, "%s", h->bstate ? h->ops->device_name(h->bstate) : "");
+}
+
+/* Make h's backend state (h->ops's; with backend AUTO the CPU's where the CUDA backend's cannot
+ * be made), and the info fields that name it. */
+static int create_state(ildl_handle *h, char *msg, size_t msglen)
+{
+    int st = h->ops->create(&h->env, &h->bstate, msg, msglen);
+    if (st && h->ops != &ildl_backend_cpu && h->opt.backend == ILDL_BACKEND_AUTO) {
+        ildl_api_log(h, 1, "CUDA backend unavailable (%s); using the CPU backend", msg);
+        msg[0] = 0;
+        h->ops = &ildl_backend_cpu;
+        st = h->ops->create(&h->env, &h->bstate, msg, msglen);
+    }
+    if (st) return st;
+    h->backend = h->ops->kind;
+    h->info.backend = h->backend;
+    h->info.device_bytes = h->ops->device_bytes(h->bstate);
+    snprintf(h->info.device_name, sizeof h->info.device_name, "%s", h->ops->device_name(h->bstate));
+    return ILDL_SUCCESS;
+}
+
+/* ildl_analyse_matrix's estimate of the backend's device memory (info.device_bytes_estimate);
+ * with backend AUTO the CPU backend where the CUDA backend could not take the analysis. */
+static int estimate_state(ildl_handle *h, char *msg, size_t msglen)
+{
+    size_t bytes = 0;
+    int st = h->ops->estimate(&h->env, &bytes, msg, msglen);
+    if (st && h->ops != &ildl_backend_cpu && h->opt.backend == ILDL_BACKEND_AUTO) {
+        ildl_api_log(h, 1, "CUDA backend unavailable (%s); using the CPU backend", msg);
+        msg[0] = 0;
+        h->ops = &ildl_backend_cpu;
+        st = h->ops->estimate(&h->env, &bytes, msg, msglen);
+    }
+    if (st) return st;
+    h->backend = h->ops->kind;
+    h->info.device_bytes_estimate = (int64_t)bytes;
+    return ILDL_SUCCESS;
 }
 
 int ildl_api_setup_csr(int32_t n, const int64_t *rowptr, const int32_t *colind, const double *values,
-                       const ildl_options *opts, ildl_handle **out)
+                       const ildl_options *opts, int defer, ildl_handle **out)
 {
     setup_error[0] = 0;
     if (!out) return snprintf(setup_error, sizeof setup_error, "out is NULL"), ILDL_ERR_NULL_ARGUMENT;
@@ -299,15 +336,9 @@ int ildl_api_setup_csr(int32_t n, const int64_t *rowptr, const int32_t *colind, 
     h->env = (ildl_backend_env){&h->opt, &h->A, &h->an};
     h->ops = (h->opt.backend == ILDL_BACKEND_CPU || ndev <= 0) ? &ildl_backend_cpu : &ildl_backend_cuda;
     double tu = ildl_wtime();
-    st = h->ops->create(&h->env, &h->bstate, h->err, sizeof h->err);
-    if (st && h->ops != &ildl_backend_cpu && h->opt.backend == ILDL_BACKEND_AUTO) {
-        ildl_api_log(h, 1, "CUDA backend unavailable (%s); using the CPU backend", h->err);
-        h->err[0] = 0;
-        h->ops = &ildl_backend_cpu;
-        st = h->ops->create(&h->env, &h->bstate, h->err, sizeof h->err);
-    }
+    /* deferred (ildl_analyse_matrix): the device memory estimated, allocated by ildl_factor */
+    st = defer ? estimate_state(h, h->err, sizeof h->err) : create_state(h, h->err, sizeof h->err);
     if (st) goto fail;
-    h->backend = h->ops->kind;
     h->info.t_upload = ildl_wtime() - tu;
 
     if (h->an.n_unmatched > 0)
@@ -317,6 +348,7 @@ int ildl_api_setup_csr(int32_t n, const int64_t *rowptr, const int32_t *colind, 
     I->n = n;
     I->nnz = nnz;
     ildl_api_info_from_analysis(h);
+    if (!defer) I->device_bytes_estimate = (int64_t)I->device_bytes; /* allocated: all of it */
     for (int r = 0; r < ILDL_MAX_RUNGS; r++) {
         I->rung_iterations[r] = -1;
         I->rung_factor_nnz[r] = -1;
@@ -396,10 +428,12 @@ int ildl_api_factor_once(ildl_handle *h, const double *values, int32_t *block_pe
         if (st) { h->factored = 0; return ildl_api_fail(h, st, "rescaling failed"); }
     }
     h->factored = 0;
-    if (!h->bstate) { /* a failed change of rung left none (switch_rung) */
-        char m[sizeof h->err];
-        st = h->ops->create(&h->env, &h->bstate, m, sizeof m);
+    if (!h->bstate) { /* ildl_analyse_matrix deferred it, or a failed change of rung left none */
+        char m[sizeof h->err] = "";
+        double tu = ildl_wtime();
+        st = create_state(h, m, sizeof m);
         if (st) return ildl_api_fail(h, st, "%s", m);
+        h->info.t_upload = ildl_wtime() - tu;
     }
     ildl_tiles *T = &h->an.tiles;
     double t_load = ildl_wtime();

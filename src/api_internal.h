@@ -33,9 +33,10 @@ struct ildl_handle {
     int64_t *gptr, *gidx;
     int64_t desc_nnz;     /* the caller's entries */
 };
-/* ildl_setup's work for the full pattern in 0-based CSR (api.c). */
+/* ildl_setup's work for the full pattern in 0-based CSR (api.c); defer: ildl_analyse_matrix's, the
+ * backend's state left to ildl_factor (its device memory estimated). */
 int ildl_api_setup_csr(int32_t n, const int64_t *rowptr, const int32_t *colind, const double *values,
-                       const ildl_options *opts, ildl_handle **out);
+                       const ildl_options *opts, int defer, ildl_handle **out);
 /* Set the message of a failed setup (ildl_last_error(NULL)) and return st. */
 int ildl_api_setup_fail(int st, const char *fmt, ...)
 #if defined(__GNUC__)

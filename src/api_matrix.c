@@ -237,7 +237,8 @@ cleanup:
     return st;
 }
 
-ILDL_API int ildl_setup_matrix(const ildl_matrix *m, const ildl_options *opts, ildl_handle **out)
+/* ildl_setup_matrix and ildl_analyse_matrix (defer: no backend state until ildl_factor). */
+static int setup_matrix(const ildl_matrix *m, const ildl_options *opts, int defer, ildl_handle **out)
 {
     if (!out) return ildl_api_setup_fail(ILDL_ERR_NULL_ARGUMENT, "out is NULL");
     *out = NULL;
@@ -246,7 +247,7 @@ ILDL_API int ildl_setup_matrix(const ildl_matrix *m, const ildl_options *opts, i
     int st = check_matrix(m, msg, sizeof msg);
     if (st) return ildl_api_setup_fail(st, "%s", msg);
     if (plain_layout(m))
-        return ildl_api_setup_csr((int32_t)m->n, m->rows, m->cols, m->values, opts, out);
+        return ildl_api_setup_csr((int32_t)m->n, m->rows, m->cols, m->values, opts, defer, out);
     /* the options' threads where they are valid (the analysis checks them), else one */
     int nthreads = 1;
 #ifdef _OPENMP
@@ -258,7 +259,7 @@ ILDL_API int ildl_setup_matrix(const ildl_matrix *m, const ildl_options *opts, i
     int64_t *gptr, *gidx;
     st = convert(m, nthreads, &A, &gptr, &gidx, msg, sizeof msg);
     if (st) return ildl_api_setup_fail(st, "%s", msg);
-    st = ildl_api_setup_csr(A.n, A.rowptr, A.col, A.val, opts, out); /* its message set on failure */
+    st = ildl_api_setup_csr(A.n, A.rowptr, A.col, A.val, opts, defer, out); /* its message set on failure */
     ildl_csr_free(&A);
     if (st) {
         free(gptr); free(gidx);
@@ -268,6 +269,16 @@ ILDL_API int ildl_setup_matrix(const ildl_matrix *m, const ildl_options *opts, i
     (*out)->gidx = gidx;
     (*out)->desc_nnz = m->nnz;
     return ILDL_SUCCESS;
+}
+
+ILDL_API int ildl_setup_matrix(const ildl_matrix *m, const ildl_options *opts, ildl_handle **out)
+{
+    return setup_matrix(m, opts, 0, out);
+}
+
+ILDL_API int ildl_analyse_matrix(const ildl_matrix *m, const ildl_options *opts, ildl_handle **out)
+{
+    return setup_matrix(m, opts, 1, out);
 }
 
 /* The position of (i, j) in h's sorted full pattern, or -1. */
@@ -358,5 +369,5 @@ int ildl_api_matrix_to_csr(const ildl_matrix *m, ildl_csr *A, char *msg, size_t 
 ILDL_API int ildl_setup(int32_t n, const int64_t *rowptr, const int32_t *colind, const double *values,
                         const ildl_options *opts, ildl_handle **out)
 {
-    return ildl_api_setup_csr(n, rowptr, colind, values, opts, out);
+    return ildl_api_setup_csr(n, rowptr, colind, values, opts, 0, out);
 }

@@ -45,6 +45,9 @@ typedef struct ildl_backend_ops {
      * of the call (msg set), else ILDL_SUCCESS with the columns' statuses in status[]. */
     int (*sqmr_multi)(void *state, int k, const double *const *b, double *const *x, const ildl_sqmr_params *prm,
                       ildl_sqmr_result *res, int *status, char *msg, size_t msglen);
+    /* The device bytes the state for env (after the analysis) will hold once created and factored,
+     * computed without allocating (0 on the CPU). */
+    int (*estimate)(const ildl_backend_env *env, size_t *bytes, char *msg, size_t msglen);
     size_t (*device_bytes)(const void *state); /* device memory held (0 on the CPU) */
     const char *(*device_name)(const void *state); /* "" on the CPU */
     void (*destroy)(void *state); /* NULL allowed */

@@ -203,6 +203,13 @@ static int cpu_sqmr_multi(void *state, int k, const double *const *b, double *co
     return st;
 }
 
+static int cpu_estimate(const ildl_backend_env *env, size_t *bytes, char *msg, size_t msglen)
+{
+    (void)env; (void)msg; (void)msglen;
+    *bytes = 0;
+    return ILDL_SUCCESS;
+}
+
 static size_t cpu_device_bytes(const void *state)
 {
     (void)state;
@@ -216,5 +223,5 @@ static const char *cpu_device_name(const void *state)
 }
 
 const ildl_backend_ops ildl_backend_cpu = {
-    ILDL_BACKEND_CPU, cpu_create, cpu_factor, cpu_apply, cpu_apply_multi, cpu_sqmr, cpu_sqmr_multi, cpu_device_bytes, cpu_device_name, cpu_destroy,
+    ILDL_BACKEND_CPU, cpu_create, cpu_factor, cpu_apply, cpu_apply_multi, cpu_sqmr, cpu_sqmr_multi, cpu_estimate, cpu_device_bytes, cpu_device_name, cpu_destroy,
 };

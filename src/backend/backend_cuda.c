@@ -2,14 +2,23 @@
  * context, factorization, applies and SQMR on the GPU, with messages that name the CUDA call
  * that failed. In a build without CUDA the calls are those of src/cuda/stub_nocuda.c, which
  * find no device. */
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include "backend/backend.h"
 #include "core/util.h"
 #include "cuda/cuda_backend.h"
 
+/* Columns of ildl_solve_multi solved at once, each by a solver of its own (clone.cu) on a host
+ * thread of its own: the calling thread's on the handle's context, the others' on solvers made
+ * by the first call that needs them and kept until the state goes. */
+#define CUDA_MULTI_STREAMS 8
+
 typedef struct cuda_state {
     const ildl_backend_env *env;
     ildl_cuda_ctx *c;
+    ildl_cuda_ctx *solvers[CUDA_MULTI_STREAMS - 1];
+    int nsolvers;
 } cuda_state;
 
 /* "<what> failed: <status>[: <the CUDA call that failed>]" into msg; returns st. */
@@ -24,6 +33,7 @@ static void cuda_destroy(void *state)
 {
     cuda_state *s = state;
     if (!s) return;
+    for (int k = 0; k < s->nsolvers; k++) ildl_cuda_destroy(s->solvers[k]);
     ildl_cuda_destroy(s->c);
     free(s);
 }
@@ -46,6 +56,8 @@ static int cuda_create(const ildl_backend_env *env, void **state, char *msg, siz
         cuda_msg(st, "CUDA setup (SQMR's graphs)", msg, msglen);
     if (!st && (st = ildl_cuda_set_map(s->c, env->an->blk.perm, env->an->scale)) != 0)
         cuda_msg(st, "CUDA setup (upload of the order and scaling)", msg, msglen);
+    if (!st && env->an->pair_hint && (st = ildl_cuda_reserve_pair_hint(s->c)) != 0)
+        cuda_msg(st, "CUDA setup (the 2x2 pivot hints' buffer)", msg, msglen);
     if (st) {
         cuda_destroy(s);
         return st;
@@ -103,22 +115,147 @@ static int cuda_sqmr(void *state, const double *b, double *x, const ildl_sqmr_pa
     return st;
 }
 
-/* One device SQMR per column for now (each column the bits of cuda_sqmr on it). */
+/* ildl_solve_multi's columns on several solvers at once: the columns are taken in order by
+ * whichever worker is free; every column's SQMR is the same computation on any solver, so the
+ * results do not depend on who took what. progress_fn is passed on one call at a time, only for
+ * an iteration number above all those passed on before (monotone). */
+typedef struct multi_job {
+    pthread_mutex_t lock;
+    int next, k, err;
+    const double *const *b;
+    double *const *x;
+    ildl_sqmr_params prm;
+    ildl_sqmr_result *res;
+    int *status;
+    char *ran;
+    void (*progress)(void *ctx, int iter, double est);
+    void *progress_ctx;
+    int last_iter;
+} multi_job;
+
+typedef struct multi_worker {
+    multi_job *J;
+    ildl_cuda_ctx *c;
+} multi_worker;
+
+static void multi_progress(void *ctx, int iter, double est)
+{
+    multi_job *J = ctx;
+    pthread_mutex_lock(&J->lock);
+    if (iter > J->last_iter) {
+        J->last_iter = iter;
+        J->progress(J->progress_ctx, iter, est);
+    }
+    pthread_mutex_unlock(&J->lock);
+}
+
+static void *multi_run(void *arg)
+{
+    multi_worker *W = arg;
+    multi_job *J = W->J;
+    for (;;) {
+        pthread_mutex_lock(&J->lock);
+        int j = J->err ? J->k : J->next++;
+        pthread_mutex_unlock(&J->lock);
+        if (j >= J->k) break;
+        int st = ildl_cuda_sqmr(W->c, J->b[j], J->x[j], &J->prm, &J->res[j]);
+        J->status[j] = st;
+        J->ran[j] = 1;
+        if (st && st != ILDL_ERR_NOT_CONVERGED && st != ILDL_ERR_BREAKDOWN) {
+            pthread_mutex_lock(&J->lock);
+            if (!J->err) J->err = st;
+            pthread_mutex_unlock(&J->lock);
+        }
+    }
+    return NULL;
+}
+
 static int cuda_sqmr_multi(void *state, int k, const double *const *b, double *const *x, const ildl_sqmr_params *prm,
                            ildl_sqmr_result *res, int *status, char *msg, size_t msglen)
 {
-    for (int j = 0; j < k; j++) {
-        int st = cuda_sqmr(state, b[j], x[j], prm, &res[j], msg, msglen);
-        status[j] = st;
-        if (st && st != ILDL_ERR_NOT_CONVERGED && st != ILDL_ERR_BREAKDOWN) {
-            for (int i = j + 1; i < k; i++) status[i] = st;
-            return st;
+    cuda_state *s = state;
+    if (k == 1) {
+        int st = cuda_sqmr(state, b[0], x[0], prm, &res[0], msg, msglen);
+        status[0] = st;
+        return st && st != ILDL_ERR_NOT_CONVERGED && st != ILDL_ERR_BREAKDOWN ? st : ILDL_SUCCESS;
+    }
+    int st = ildl_cuda_upload_values(s->c); /* the solvers read A's values: there before they start */
+    if (st) return cuda_msg(st, "CUDA upload of A's values", msg, msglen);
+    int want = (k < CUDA_MULTI_STREAMS ? k : CUDA_MULTI_STREAMS) - 1;
+    while (s->nsolvers < want) {
+        ildl_cuda_ctx *w = NULL;
+        st = ildl_cuda_solver_create(s->c, &w);
+        if (st == ILDL_ERR_OUT_OF_MEMORY) break; /* fewer at once */
+        if (st) return cuda_msg(st, "CUDA solver for several right-hand sides", msg, msglen);
+        s->solvers[s->nsolvers++] = w;
+    }
+    int nw = 1 + (want < s->nsolvers ? want : s->nsolvers);
+    multi_job J;
+    char ran[ILDL_SQMR_MULTI_MAX] = {0};
+    multi_worker W[CUDA_MULTI_STREAMS];
+    pthread_t tid[CUDA_MULTI_STREAMS];
+    int started[CUDA_MULTI_STREAMS] = {0};
+    memset(&J, 0, sizeof J);
+    if (pthread_mutex_init(&J.lock, NULL) != 0) nw = 1;
+    J.k = k;
+    J.b = b;
+    J.x = x;
+    J.prm = *prm;
+    J.res = res;
+    J.status = status;
+    J.ran = ran;
+    if (prm->progress) {
+        J.progress = prm->progress;
+        J.progress_ctx = prm->progress_ctx;
+        J.prm.progress = multi_progress;
+        J.prm.progress_ctx = &J;
+    }
+    if (nw == 1) { /* one after the other on the handle's context */
+        for (int j = 0; j < k; j++) {
+            int c = cuda_sqmr(state, b[j], x[j], prm, &res[j], msg, msglen);
+            status[j] = c;
+            if (c && c != ILDL_ERR_NOT_CONVERGED && c != ILDL_ERR_BREAKDOWN) {
+                for (int i = j + 1; i < k; i++) status[i] = c;
+                return c;
+            }
         }
+        return ILDL_SUCCESS;
+    }
+    for (int w = 0; w < nw; w++) {
+        W[w].J = &J;
+        W[w].c = w == 0 ? s->c : s->solvers[w - 1];
+    }
+    for (int w = 1; w < nw; w++) started[w] = pthread_create(&tid[w], NULL, multi_run, &W[w]) == 0;
+    multi_run(&W[0]); /* the calling thread takes columns too */
+    for (int w = 1; w < nw; w++)
+        if (started[w]) pthread_join(tid[w], NULL);
+    pthread_mutex_destroy(&J.lock);
+    if (J.err) {
+        for (int j = 0; j < k; j++)
+            if (!ran[j]) status[j] = J.err;
+        return cuda_msg(J.err, "CUDA solve", msg, msglen);
     }
     return ILDL_SUCCESS;
 }
 
-static size_t cuda_device_bytes(const void *state) { return ildl_cuda_bytes(((const cuda_state *)state)->c); }
+static int cuda_estimate(const ildl_backend_env *env, size_t *bytes, char *msg, size_t msglen)
+{
+    const ildl_options *o = env->opt;
+    char m[512] = "";
+    int st = ildl_cuda_estimate(&env->an->tiles, env->A, o->device_id, o->solve_kernels,
+                                o->precision == ILDL_PREC_MIXED, env->an->pair_hint != NULL, bytes, m, sizeof m);
+    if (st) ildl_msg(msg, msglen, "CUDA memory estimate failed: %s", m);
+    return st;
+}
+
+/* the handle's context and its solvers (ildl_solve_multi's) */
+static size_t cuda_device_bytes(const void *state)
+{
+    const cuda_state *s = state;
+    size_t b = ildl_cuda_bytes(s->c);
+    for (int k = 0; k < s->nsolvers; k++) b += ildl_cuda_bytes(s->solvers[k]);
+    return b;
+}
 
 static const char *cuda_device_name(const void *state)
 {
@@ -126,7 +263,7 @@ static const char *cuda_device_name(const void *state)
 }
 
 const ildl_backend_ops ildl_backend_cuda = {
-    ILDL_BACKEND_CUDA, cuda_create, cuda_factor, cuda_apply, cuda_apply_multi, cuda_sqmr, cuda_sqmr_multi, cuda_device_bytes, cuda_device_name,
+    ILDL_BACKEND_CUDA, cuda_create, cuda_factor, cuda_apply, cuda_apply_multi, cuda_sqmr, cuda_sqmr_multi, cuda_estimate, cuda_device_bytes, cuda_device_name,
     cuda_destroy,
 };
 

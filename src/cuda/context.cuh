@@ -53,6 +53,7 @@ struct cuda_solve_setup {
     int lanes_failed;      /* the lanes of those kernels did not fit in device memory: staged kernels */
     int staged_only;       /* ILDL_SOLVE_KERNELS_STAGED: never those kernels (nor their lanes) */
     int *d_epoch;          /* the sync-free sweeps' epoch (k_sf_unset starts a new one) */
+    int64_t sf_scratch_len; /* doubles of T.sf_scratch (sf_split_plan) */
     double *d_sweep;       /* [n] the sync-free forward sweep's result (filled unset first) */
 #ifdef ILDL_SOLVE_TRACE
     unsigned long long *d_trace; /* the trace build's per-ticket records, [2][nb][10] (solve_sync.cuh) */
@@ -65,6 +66,10 @@ struct ildl_cuda_ctx {
     char name[256];
     int sm_count;
     size_t bytes;
+    ildl_cuda_ctx *parent; /* a solver (clone.cu): the context whose tile store, factor and A it reads;
+                              it owns only its solves' work space */
+    int plan_only;         /* ildl_cuda_estimate's context: upload/alloc only count bytes (no memory,
+                              no copies, NULL pointers), nothing else touches the device */
     double t_malloc, t_copy; /* seconds in cudaMalloc / cudaMemcpy during setup (ILDL_SETUP_PROFILE) */
     ildl_cuda_tuning tune; /* the settings in force at creation (tuning.h) */
     dev_tiles T;           /* device pointers */
@@ -114,6 +119,11 @@ template <typename Tp>
 static cudaError_t upload(Tp **dst, const Tp *src, size_t count, ildl_cuda_ctx *c)
 {
     size_t b = sizeof(Tp) * (count ? count : 1);
+    if (c->plan_only) { /* ildl_cuda_estimate: count, allocate nothing */
+        *dst = NULL;
+        c->bytes += b;
+        return cudaSuccess;
+    }
     double t0 = ildl_wtime();
     cudaError_t e = cudaMalloc((void **)dst, b);
     double t1 = ildl_wtime();
@@ -141,7 +151,7 @@ template <typename Tp>
 static cudaError_t alloc_zeroed(Tp **dst, size_t count, ildl_cuda_ctx *c)
 {
     cudaError_t e = alloc<Tp>(dst, count, c);
-    if (e == cudaSuccess) e = cudaMemset(*dst, 0, sizeof(Tp) * (count ? count : 1));
+    if (e == cudaSuccess && !c->plan_only) e = cudaMemset(*dst, 0, sizeof(Tp) * (count ? count : 1));
     return e;
 }
 
@@ -174,6 +184,9 @@ int ildl_cuda_apply_device(ildl_cuda_ctx *c, const double *r, double *z, cudaStr
 /* The same up to the scatter: c->d_w = (U^T D U)^{-1} (qs .* r[q]) in the factored order. */
 int ildl_cuda_apply_to_w(ildl_cuda_ctx *c, const double *r, cudaStream_t s);
 
+/* The device bytes ildl_cuda_sqmr_prepare allocates for order n (its vectors, partial sums and
+ * scalars). */
+size_t ildl_cuda_sqmr_bytes(int32_t n);
 /* Allocate SQMR's vectors and capture its iteration graphs (idempotent). */
 int ildl_cuda_sqmr_prepare(ildl_cuda_ctx *c);
 

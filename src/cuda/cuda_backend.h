@@ -38,6 +38,13 @@ int ildl_cuda_warmup_finish(ildl_cuda_warmup *w);
 int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id, int solve_kernels, int l2_persist,
                      ildl_cuda_ctx **out, char *msg, size_t msglen);
 
+/* The device bytes the backend's state for T and A will hold once factored (ildl_cuda_create's
+ * allocations, counted by running its plan without allocating; SQMR's vectors; mixed: the float
+ * copy of U; pair_hint: the first factorization's hints), into *bytes; nothing is allocated on
+ * the device. The statuses of ildl_cuda_create. */
+int ildl_cuda_estimate(const ildl_tiles *T, const ildl_csr *A, int device_id, int solve_kernels, int mixed,
+                       int pair_hint, size_t *bytes, char *msg, size_t msglen);
+
 /* Factor on the device from T->a_val (host, loaded), invert the diagonal tiles for the solves
  * (tiles.h) and, once ildl_cuda_set_map was called, build the map from factored positions to
  * the user's rows. It first waits for all work queued on the device (a pending ildl_apply on
@@ -47,6 +54,10 @@ int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id, int 
  * Returns ILDL_SUCCESS, ILDL_ERR_DEVICE, ILDL_ERR_OUT_OF_MEMORY or ILDL_ERR_INTERNAL. */
 int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_factor_params *p,
                      ildl_factor_stats *st, char *msg, size_t msglen);
+
+/* Allocate the buffer of the factorizations' static 2x2 pivot hints now (else the first
+ * factorization with hints does): the context's device memory is then complete after setup. */
+int ildl_cuda_reserve_pair_hint(ildl_cuda_ctx *c);
 
 /* Mixed precision: keep a single-precision copy of U that the solves read (call once after
  * create, before the first solve). ILDL_ERR_INVALID_OPTION on a single-precision context. */
@@ -97,6 +108,20 @@ int ildl_cuda_set_schedule(ildl_cuda_ctx *c, int schedule);
 /* Warps per block of the forward and backward triangular-solve kernels (1, 2, 4 or 8 each): speed
  * only, the results are bit for bit the same. Returns ILDL_ERR_INVALID_OPTION otherwise. */
 int ildl_cuda_set_solve_warps(ildl_cuda_ctx *c, int warps_forward, int warps_backward);
+
+/* A solver of c (ildl_solve_multi's columns on streams of their own): a context that reads c's
+ * tile store, factor, map and A and owns only a solve's work space (the preconditioner's and
+ * SQMR's vectors, the sync-free sweeps' tickets, epoch, split-row scratch and counters, its
+ * streams and captured graphs: about 11 vectors of n doubles). ildl_cuda_sqmr on it gives the
+ * bits ildl_cuda_sqmr on c gives; solvers of one context may run at once on different host
+ * threads, beside nothing else of c (no factorization: free them, or let them be, across one -
+ * they stay valid, as they hold no copy of the factor). c's A values must be on the device
+ * (ildl_cuda_upload_values). ILDL_SUCCESS, ILDL_ERR_CALL_ORDER (c not factored),
+ * ILDL_ERR_OUT_OF_MEMORY, ILDL_ERR_DEVICE. ildl_cuda_destroy frees a solver's own memory. */
+int ildl_cuda_solver_create(ildl_cuda_ctx *c, ildl_cuda_ctx **out);
+void ildl_cuda_solver_destroy(ildl_cuda_ctx *w);
+/* A's values of the last factorization onto the device now (else the next solve does it). */
+int ildl_cuda_upload_values(ildl_cuda_ctx *c);
 
 /* Device bytes held by the context. */
 size_t ildl_cuda_bytes(const ildl_cuda_ctx *c);

@@ -95,7 +95,7 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     /* everything of the factorization is ordered on its stream fstream[0] (factor_run) */
     CU(cudaMemcpyAsync(c->T.a_val, T->a_val, sizeof(double) * (size_t)T->a_ptr[T->ntiles],
                        cudaMemcpyHostToDevice, c->fac.fstream[0]));
-    if (p->pair_hint && !c->fac.d_pair_hint) CU(alloc(&c->fac.d_pair_hint, (size_t)T->n, c));
+    if (p->pair_hint && !c->fac.d_pair_hint) CU(alloc(&c->fac.d_pair_hint, (size_t)T->n, c)); /* or reserved */
     if (p->pair_hint)
         CU(cudaMemcpyAsync(c->fac.d_pair_hint, p->pair_hint, (size_t)T->n, cudaMemcpyHostToDevice, c->fac.fstream[0]));
     CU(cudaMemcpyAsync(c->fac.d_state, &hs, sizeof hs, cudaMemcpyHostToDevice, c->fac.fstream[0]));
@@ -259,6 +259,18 @@ extern "C" int ildl_cuda_set_map(ildl_cuda_ctx *c, const int32_t *perm, const do
     CU(cudaMemcpyAsync(c->d_perm, perm, sizeof(int32_t) * (size_t)c->n, cudaMemcpyHostToDevice, c->fac.fstream[0]));
     CU(cudaMemcpyAsync(c->d_scale, scale, sizeof(double) * (size_t)c->n, cudaMemcpyHostToDevice, c->fac.fstream[0]));
     c->have_map = 1;
+cleanup:
+    return status;
+}
+
+extern "C" int ildl_cuda_reserve_pair_hint(ildl_cuda_ctx *c)
+{
+    device_scope scope; /* the caller's context back on return */
+    ildl_cuda_clear_message();
+    int status = ILDL_SUCCESS;
+    if (c->fac.d_pair_hint) return ILDL_SUCCESS;
+    CU(cudaSetDevice(c->device));
+    CU(alloc(&c->fac.d_pair_hint, (size_t)c->n, c));
 cleanup:
     return status;
 }

@@ -149,8 +149,8 @@ cudaError_t sf_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const int64_t *
     if (e == cudaSuccess) e = alloc(&D.sf_rec_b, (size_t)nitems[1], c);
     if (e == cudaSuccess) e = upload((int64_t **)&D.sf_scr_f, scr, (size_t)nb, c);
     if (e == cudaSuccess) e = upload((int64_t **)&D.sf_scr_b, scr + nb + 1, (size_t)nb, c);
-    if (e == cudaSuccess)
-        e = alloc(&D.sf_scratch, (size_t)(tot[0] > tot[1] ? tot[0] : tot[1]) * LD, c);
+    c->sol.sf_scratch_len = (tot[0] > tot[1] ? tot[0] : tot[1]) * LD;
+    if (e == cudaSuccess) e = alloc(&D.sf_scratch, (size_t)c->sol.sf_scratch_len, c);
     if (e == cudaSuccess) e = alloc_zeroed(&D.sf_count, (size_t)nb, c);
     if (e == cudaSuccess) e = alloc_zeroed(&D.sf_ready, (size_t)nb, c);
 done:

@@ -144,10 +144,12 @@ static int alloc_factor_work(ildl_cuda_ctx *c, const ildl_tiles *T, const int32_
         CU(alloc(&c->fac.d_rownorm, norms, c));
         CU(alloc(&c->fac.d_state, 1, c));
         CU(alloc(&c->fac.d_block_perturbed, (size_t)T->nb, c));
-        CU(factor_configure());
-        for (int k = 0; k < 2; k++) CU(cudaStreamCreateWithFlags(&c->fac.fstream[k], cudaStreamNonBlocking));
-        CU(cudaEventCreateWithFlags(&c->fac.ev_fork, cudaEventDisableTiming));
-        CU(cudaEventCreateWithFlags(&c->fac.ev_join, cudaEventDisableTiming));
+        if (!c->plan_only) {
+            CU(factor_configure());
+            for (int k = 0; k < 2; k++) CU(cudaStreamCreateWithFlags(&c->fac.fstream[k], cudaStreamNonBlocking));
+            CU(cudaEventCreateWithFlags(&c->fac.ev_fork, cudaEventDisableTiming));
+            CU(cudaEventCreateWithFlags(&c->fac.ev_join, cudaEventDisableTiming));
+        }
     }
 cleanup:
     return status;
@@ -170,7 +172,7 @@ static int alloc_solve_work(ildl_cuda_ctx *c, const ildl_tiles *T)
         if (!c->sol.level_ptr) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
         memcpy(c->sol.level_ptr, T->level_ptr, sizeof(int32_t) * ((size_t)T->nlevels + 1));
         c->nb = T->nb;
-        if (ildl_cuda_profiling()) {
+        if (ildl_cuda_profiling() && !c->plan_only) {
             for (int k = 0; k < 4; k++) CU(cudaEventCreate(&c->ev[k]));
             c->prof_solve = 1;
 #ifdef ILDL_SOLVE_TRACE
@@ -231,8 +233,10 @@ cleanup:
     return status;
 }
 
-extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id, int solve_kernels,
-                                int l2_persist, ildl_cuda_ctx **out, char *msg, size_t msglen)
+/* ildl_cuda_create's work; plan_only: ildl_cuda_estimate's pass, which counts the bytes of every
+ * allocation (the same plan, the same sizes) and allocates nothing. */
+static int create(const ildl_tiles *T, const ildl_csr *A, int device_id, int solve_kernels, int l2_persist,
+                  int plan_only, ildl_cuda_ctx **out, char *msg, size_t msglen)
 {
     device_scope scope;
     int status = ILDL_SUCCESS;
@@ -255,6 +259,7 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
     tile_rr = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T->ntiles + 1));
     tile_s = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T->ntiles + 1));
     if (!c || !rowbase || !tile_rr || !tile_s) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
+    c->plan_only = plan_only;
     c->device = device_id;
     ildl_cuda_tuning_get(&c->tune);
     c->sol.staged_only = solve_kernels == ILDL_SOLVE_KERNELS_STAGED;
@@ -264,7 +269,8 @@ extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int devi
         CU(cudaGetDeviceProperties(&prop, device_id));
         snprintf(c->name, sizeof c->name, "%s", prop.name);
         c->sm_count = prop.multiProcessorCount;
-        l2_window_setup(&prop, T->n, l2_persist != ILDL_L2_PERSIST_OFF, &c->T);
+        /* the estimate leaves the device's persisting-L2 size alone */
+        l2_window_setup(&prop, T->n, l2_persist != ILDL_L2_PERSIST_OFF && !plan_only, &c->T);
     }
     ildl_profile_lap(&tp, "cuda: device and its properties");
     status = plan_chunks(c, T, rowbase, tile_rr, tile_s);
@@ -292,9 +298,35 @@ cleanup:
     return ILDL_SUCCESS;
 }
 
+extern "C" int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id, int solve_kernels,
+                                int l2_persist, ildl_cuda_ctx **out, char *msg, size_t msglen)
+{
+    return create(T, A, device_id, solve_kernels, l2_persist, 0, out, msg, msglen);
+}
+
+extern "C" int ildl_cuda_estimate(const ildl_tiles *T, const ildl_csr *A, int device_id, int solve_kernels,
+                                  int mixed, int pair_hint, size_t *bytes, char *msg, size_t msglen)
+{
+    ildl_cuda_ctx *c = NULL;
+    *bytes = 0;
+    int st = create(T, A, device_id, solve_kernels, ILDL_L2_PERSIST_OFF, 1, &c, msg, msglen);
+    if (st) return st;
+    size_t b = c->bytes;
+    if (A) b += ildl_cuda_sqmr_bytes(T->n); /* the backend's create prepares SQMR */
+    if (mixed) b += sizeof(float) * (size_t)T->total_cap; /* ildl_cuda_set_mixed */
+    if (pair_hint) b += sizeof(int8_t) * (size_t)(T->n ? T->n : 1); /* the first factorization's */
+    ildl_cuda_destroy(c);
+    *bytes = b;
+    return ILDL_SUCCESS;
+}
+
 extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
 {
     if (!c) return;
+    if (c->parent) { /* a solver: only its own work space (clone.cu) */
+        ildl_cuda_solver_destroy(c);
+        return;
+    }
     device_scope scope;
     cudaSetDevice(c->device);
     ildl_cuda_sqmr_free(c);

@@ -571,13 +571,17 @@ cleanup:
     return status;
 }
 
+#define SQMR_VECTORS 7 /* d_b, d_x, d_t, d_qv, d_d, d_u, d_xbest */
+
+size_t ildl_cuda_sqmr_bytes(int32_t n) { return SQMR_VECTORS * sizeof(double) * (size_t)n; }
+
 int ildl_cuda_sqmr_prepare(ildl_cuda_ctx *c)
 {
     int status = ILDL_SUCCESS;
     if (c->d_S) return ILDL_SUCCESS;
     size_t n = (size_t)c->n, *B = &c->bytes;
-    double **v[] = {&c->d_b, &c->d_x, &c->d_t, &c->d_qv, &c->d_d, &c->d_u, &c->d_xbest};
-    for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+    double **v[SQMR_VECTORS] = {&c->d_b, &c->d_x, &c->d_t, &c->d_qv, &c->d_d, &c->d_u, &c->d_xbest};
+    for (size_t k = 0; k < SQMR_VECTORS; k++) {
         CU(cudaMalloc((void **)v[k], sizeof(double) * n));
         *B += sizeof(double) * n;
     }

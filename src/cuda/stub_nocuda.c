@@ -19,6 +19,14 @@ int ildl_cuda_create(const ildl_tiles *T, const ildl_csr *A, int device_id, int 
     ildl_msg(msg, msglen, "this build of libblockildl has no CUDA backend");
     return ILDL_ERR_NO_DEVICE;
 }
+int ildl_cuda_estimate(const ildl_tiles *T, const ildl_csr *A, int device_id, int solve_kernels, int mixed,
+                       int pair_hint, size_t *bytes, char *msg, size_t msglen)
+{
+    (void)T; (void)A; (void)device_id; (void)solve_kernels; (void)mixed; (void)pair_hint;
+    *bytes = 0;
+    ildl_msg(msg, msglen, "this build has no CUDA backend");
+    return ILDL_ERR_NO_DEVICE;
+}
 
 int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_factor_params *p,
                      ildl_factor_stats *st, char *msg, size_t msglen)
@@ -67,4 +75,25 @@ void ildl_cuda_tuning_set(const ildl_cuda_tuning *t)
 {
     static const ildl_cuda_tuning defaults = ILDL_CUDA_TUNING_DEFAULT;
     g_tuning = t ? *t : defaults;
+}
+
+int ildl_cuda_reserve_pair_hint(ildl_cuda_ctx *c)
+{
+    (void)c;
+    return ILDL_ERR_NO_DEVICE;
+}
+
+int ildl_cuda_solver_create(ildl_cuda_ctx *c, ildl_cuda_ctx **out)
+{
+    (void)c;
+    *out = NULL;
+    return ILDL_ERR_NO_DEVICE;
+}
+
+void ildl_cuda_solver_destroy(ildl_cuda_ctx *w) { (void)w; }
+
+int ildl_cuda_upload_values(ildl_cuda_ctx *c)
+{
+    (void)c;
+    return ILDL_ERR_NO_DEVICE;
 }

@@ -199,6 +199,61 @@ static void test_layouts(void **state)
 }
 
 /* Values on a sub-pattern: the explicit zeros of the full run dropped, in any layout. */
+/* ildl_analyse_matrix: the analysis alone (no backend state: solve and apply refused), the
+ * estimate (0 on the CPU), then ildl_factor makes the state: the same factor and solve, bit for
+ * bit, as ildl_setup_matrix; with backend AUTO too (the CPU's without a GPU; on a GPU the
+ * estimate equals what the factorization allocated). */
+static void test_analyse(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    double *b, *x, *xr;
+    problem(&A, &b, &x, &xr);
+    int32_t n = A.n;
+    ildl_matrix m;
+    ildl_matrix_init(&m);
+    m.n = n;
+    m.nnz = A.rowptr[n];
+    m.rows = A.rowptr;
+    m.cols = A.col;
+    m.values = A.val;
+    for (int backend = ILDL_BACKEND_AUTO; backend <= ILDL_BACKEND_CPU; backend++) {
+        ildl_options o;
+        cpu_options(&o);
+        o.backend = backend;
+        ildl_info ir, info;
+        ildl_handle *h = NULL;
+        assert_int_equal(ildl_setup_matrix(&m, &o, &h), ILDL_SUCCESS);
+        factor_solve(h, NULL, b, xr, &ir);
+        int64_t setup_estimate = ir.device_bytes_estimate;
+        ildl_destroy(h);
+        h = NULL;
+        assert_int_equal(ildl_analyse_matrix(&m, &o, &h), ILDL_SUCCESS);
+        assert_int_equal(ildl_get_info(h, &info), ILDL_SUCCESS);
+        assert_int_equal(info.backend, ir.backend);
+        assert_true(info.device_bytes == 0);
+        assert_true(info.device_bytes_estimate == setup_estimate);
+        assert_true(info.factor_capacity == ir.factor_capacity && info.num_blocks == ir.num_blocks);
+        if (info.backend == ILDL_BACKEND_CPU) assert_true(info.device_bytes_estimate == 0);
+        assert_int_equal(ildl_solve(h, b, x), ILDL_ERR_CALL_ORDER);
+        assert_int_equal(ildl_apply(h, b, x, ILDL_MEMORY_HOST, NULL), ILDL_ERR_CALL_ORDER);
+        factor_solve(h, NULL, b, x, &info);
+        assert_memory_equal(x, xr, sizeof(double) * n);
+        assert_int_equal(info.iterations, ir.iterations);
+        assert_true(info.device_bytes == (size_t)info.device_bytes_estimate);
+        printf("ildl_analyse_matrix, backend %s: estimate %lld device bytes, %zu allocated; x bitwise equal\n",
+               info.backend == ILDL_BACKEND_CUDA ? "cuda" : "cpu", (long long)info.device_bytes_estimate,
+               info.device_bytes);
+        ildl_destroy(h);
+    }
+    ildl_handle *h = (ildl_handle *)&m; /* overwritten with NULL on failure */
+    assert_int_equal(ildl_analyse_matrix(NULL, NULL, &h), ILDL_ERR_NULL_ARGUMENT);
+    assert_null(h);
+    assert_int_equal(ildl_analyse_matrix(&m, NULL, NULL), ILDL_ERR_NULL_ARGUMENT);
+    free(b); free(xr); free(x);
+    ildl_csr_free(&A);
+}
+
 static void test_sub_pattern(void **state)
 {
     (void)state;
@@ -463,6 +518,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layouts),
+        cmocka_unit_test(test_analyse),
         cmocka_unit_test(test_sub_pattern),
         cmocka_unit_test(test_bad_descriptors),
         cmocka_unit_test(test_acopf_iterations),

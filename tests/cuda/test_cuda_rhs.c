@@ -321,6 +321,73 @@ static void test_solve_multi_agreement(void **state)
     ildl_csr_free(&A);
 }
 
+/* ildl_analyse_matrix's device_bytes_estimate is what the first ildl_factor allocates, exactly,
+ * and what ildl_setup_matrix allocates: every precision, both solve-kernel choices, a matching
+ * with 2x2 hints and without, and an ordering with wide levels (the lanes of the kernels without
+ * staging tiles). */
+static void test_memory_estimate(void **state)
+{
+    (void)state;
+    if (ildl_cuda_device_count() <= 0) {
+        printf("SKIP: no CUDA device: the device memory estimate is not checked\n");
+        skip();
+        return;
+    }
+    ildl_csr K, L;
+    ildl_test_kkt_zero_first(300, 700, 3, &K);
+    ildl_test_laplace2d(60, 0.3, &L);
+    const ildl_csr *mats[2] = {&K, &L};
+    int precisions[] = {ILDL_PREC_DOUBLE, ILDL_PREC_SINGLE, ILDL_PREC_MIXED};
+    int checked = 0;
+    for (int a = 0; a < 2; a++)
+        for (int p = 0; p < 3; p++)
+            for (int v = 0; v < 4; v++) {
+                const ildl_csr *A = mats[a];
+                ildl_matrix m;
+                ildl_matrix_init(&m);
+                m.n = A->n;
+                m.nnz = A->rowptr[A->n];
+                m.rows = A->rowptr;
+                m.cols = A->col;
+                m.values = A->val;
+                ildl_options o;
+                ildl_options_default(&o);
+                o.backend = ILDL_BACKEND_CUDA;
+                o.precision = precisions[p];
+                o.solve_kernels = v & 1 ? ILDL_SOLVE_KERNELS_STAGED : ILDL_SOLVE_KERNELS_AUTO;
+                if (v & 2) {
+                    o.ordering = ILDL_ORDER_GMC_FILL;
+                    o.scaling = ILDL_SCALING_EQUILIBRATE; /* no matching: no 2x2 hints */
+                }
+                ildl_handle *h = NULL;
+                ildl_info i1, i2;
+                assert_int_equal(ildl_setup_matrix(&m, &o, &h), ILDL_SUCCESS);
+                assert_int_equal(ildl_get_info(h, &i1), ILDL_SUCCESS);
+                assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+                assert_int_equal(ildl_get_info(h, &i2), ILDL_SUCCESS);
+                assert_true(i1.device_bytes_estimate == (int64_t)i1.device_bytes);
+                assert_true(i2.device_bytes == i1.device_bytes); /* nothing more at the factorization */
+                ildl_destroy(h);
+                h = NULL;
+                assert_int_equal(ildl_analyse_matrix(&m, &o, &h), ILDL_SUCCESS);
+                assert_int_equal(ildl_get_info(h, &i2), ILDL_SUCCESS);
+                assert_true(i2.device_bytes == 0 && i2.backend == ILDL_BACKEND_CUDA);
+                if (i2.device_bytes_estimate != (int64_t)i1.device_bytes)
+                    printf("estimate MISMATCH: matrix %d precision %d variant %d: estimate %lld, setup allocated %zu\n",
+                           a, p, v, (long long)i2.device_bytes_estimate, i1.device_bytes);
+                assert_true(i2.device_bytes_estimate == (int64_t)i1.device_bytes);
+                assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+                ildl_info i3;
+                ildl_get_info(h, &i3);
+                assert_true(i3.device_bytes == i1.device_bytes);
+                ildl_destroy(h);
+                checked++;
+            }
+    printf("device memory estimate: exact in %d of 24 configurations (setup and analyse + factor)\n", checked);
+    ildl_csr_free(&K);
+    ildl_csr_free(&L);
+}
+
 static void test_nrm2_device(void **state)
 {
     (void)state;
@@ -424,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_pushback_agreement),
         cmocka_unit_test(test_apply_multi_agreement),
         cmocka_unit_test(test_solve_multi_agreement),
+        cmocka_unit_test(test_memory_estimate),
         cmocka_unit_test(test_nrm2_device),
         cmocka_unit_test(test_device_apply_extreme),
     };

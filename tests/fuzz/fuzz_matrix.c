@@ -12,6 +12,8 @@
  *          value: one of 16 specials (NaN, Inf, 0, -0, 1e300, ...) or int8 / 8
  *   rowptr u8: CSR only, nonzero: row pointer (byte % (n + 1)) decreased by one
  *   drop u8: the sub-pattern for ildl_factor_matrix keeps entry k when bit k % 8 is set
+ *   phases u8: bit 0: ildl_analyse_matrix instead of ildl_setup_matrix (its first ildl_factor
+ *          makes the backend's state)
  * Oracles (abort with a message):
  *   M1 every status is one the call documents, never INTERNAL; ildl_last_error says something
  *   M2 the caller's arrays are unchanged
@@ -20,7 +22,10 @@
  *      is refused
  *   M4 when both set up: factor and solve give the same status, iterations and x bits
  *   M5 ildl_factor_matrix on a sub-pattern agrees with ildl_factor on the full pattern's
- *      values with the missing entries 0 (same status; same x bits when both solve) */
+ *      values with the missing entries 0 (same status; same x bits when both solve)
+ *   M6 a handle of ildl_analyse_matrix refuses ildl_solve and ildl_apply before its first
+ *      ildl_factor (CALL_ORDER), holds no device memory, and is then as ildl_setup_matrix's
+ *      (M3-M5 hold for it) */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdint.h>
@@ -223,7 +228,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 5: m.nnz = -1; break;
     default: break;
     }
-    uint8_t drop = u8(&s);
+    uint8_t drop = u8(&s), phases = u8(&s);
     /* copies for M2 */
     int32_t r32c[MAXE + MAXN + 1], c32c[MAXE];
     int64_t r64c[MAXE + MAXN + 1], c64c[MAXE];
@@ -233,8 +238,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ildl_options o;
     options(&o);
     ildl_handle *h = NULL, *g = NULL;
-    int st = ildl_setup_matrix(&m, &o, &h);
+    int st = phases & 1 ? ildl_analyse_matrix(&m, &o, &h) : ildl_setup_matrix(&m, &o, &h);
     if (!documented_setup(st)) fail("M1", "ildl_setup_matrix status");
+    if (!st && (phases & 1)) {
+        double z[MAXN], r[MAXN];
+        for (int i = 0; i < MAXN; i++) r[i] = 1.0;
+        ildl_info info;
+        if (ildl_solve(h, r, z) != ILDL_ERR_CALL_ORDER) fail("M6", "ildl_solve before the first factor");
+        if (ildl_apply(h, r, z, ILDL_MEMORY_HOST, NULL) != ILDL_ERR_CALL_ORDER) fail("M6", "ildl_apply before it");
+        if (ildl_get_info(h, &info) || info.device_bytes != 0) fail("M6", "device memory after the analysis");
+    }
     if (st && (!ildl_last_error(NULL) || !ildl_last_error(NULL)[0])) fail("M1", "no message");
     if (st && h) fail("M1", "a handle after a failure");
     if (memcmp(r32c, r32, sizeof r32) || memcmp(c32c, c32, sizeof c32) || memcmp(r64c, r64, sizeof r64) ||

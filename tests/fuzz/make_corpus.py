@@ -338,10 +338,10 @@ def mmio_bytes(spec):
 # 5 64-bit row pointers, 6 64-bit indices, 7 one field broken), n - 1, count, count x (row + 1,
 # col + 1, value byte: 32 = 4.0, 248 = -1.0, 14 = NaN), the CSR pointer to decrease (0: none),
 # the sub-pattern's mask. Indices are 0-based here; the harness adds the base.
-def matrix_seed(lay, n, entries, rowdec=0, drop=0x55, broken=None):
+def matrix_seed(lay, n, entries, rowdec=0, drop=0x55, broken=None, phases=None):
     head = [lay] + ([broken] if broken is not None else []) + [n - 1, len(entries)]
     body = [b for (i, j, v) in entries for b in (i + 1, j + 1, v)]
-    return bytes(head + body + [rowdec, drop])
+    return bytes(head + body + [rowdec, drop] + ([phases] if phases is not None else []))
 
 
 _TRI_LOWER = [(i, i, 32) for i in range(5)] + [(i, i - 1, 248) for i in range(1, 5)]
@@ -352,6 +352,7 @@ MATRIX_SEEDS = {
     "coo_lower_nan": matrix_seed(1 | 1 << 2, 5, [(i, i, 32) for i in range(5)] + [(2, 1, 14)]),
     "csr_lower_rowptr_moved": matrix_seed(1 << 2 | 1 << 5, 5, [(i, i, 32) for i in range(5)], rowdec=3),
     "broken_duplicates_rule": matrix_seed(1 | 1 << 7, 5, [(0, 0, 32)], broken=2),
+    "coo_lower_analyse_then_factor": matrix_seed(1 | 1 << 2, 5, _TRI_LOWER, phases=1),
 }
 
 
