@@ -548,8 +548,10 @@ int ildl_apply(ildl_handle *h, const double *r, double *z, int where, void *stre
  * as ildl_apply, options.apply_mode included). Each column gets the bits ildl_apply gives it
  * (where a factor of precision single or mixed overflowed, its NaNs may differ in sign).
  * The CPU backend reads the factor once per 16 columns (a solve for several vectors costs
- * little more than for one: the factor's traffic dominates); the CUDA backend applies column
- * by column for now. k = 0 does nothing. Z must not overlap R.
+ * little more than for one: the factor's traffic dominates). The CUDA backend, host vectors:
+ * waits for the work queued on `stream`, then applies up to 8 columns at once, each on a stream
+ * of its own (the solvers of ildl_solve_multi); device vectors: column by column on `stream`.
+ * k = 0 does nothing. Z must not overlap R.
  * Returns the statuses of ildl_apply, and ILDL_ERR_INVALID_OPTION (k < 0, ldr or ldz < n, Z
  * overlapping R). */
 int ildl_apply_multi(ildl_handle *h, int k, const double *R, int64_t ldr, double *Z, int64_t ldz, int where,

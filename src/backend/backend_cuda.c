@@ -95,15 +95,57 @@ static int cuda_apply(void *state, const double *r, double *z, int where, void *
     return st ? cuda_msg(st, "CUDA apply", msg, msglen) : ILDL_SUCCESS;
 }
 
-/* One apply per column for now: the kernels read the factor once per column. */
+/* Make up to want solvers (fewer where the device has no room); ILDL_SUCCESS or the error. */
+static int ensure_solvers(cuda_state *s, int want, char *msg, size_t msglen)
+{
+    if (want > CUDA_MULTI_STREAMS - 1) want = CUDA_MULTI_STREAMS - 1;
+    while (s->nsolvers < want) {
+        ildl_cuda_ctx *w = NULL;
+        int st = ildl_cuda_solver_create(s->c, &w);
+        if (st == ILDL_ERR_OUT_OF_MEMORY) break; /* fewer at once */
+        if (st) return cuda_msg(st, "CUDA solver for several right-hand sides", msg, msglen);
+        s->solvers[s->nsolvers++] = w;
+    }
+    return ILDL_SUCCESS;
+}
+
+/* Device vectors: one apply per column on the caller's stream (the factor read once per column).
+ * Host vectors: the columns spread over the handle's context and its solvers, each queued on a
+ * stream of its own, up to CUDA_MULTI_STREAMS at once (the latency-bound sweeps overlap). */
 static int cuda_apply_multi(void *state, int k, const double *R, int64_t ldr, double *Z, int64_t ldz, int where,
                             void *stream, char *msg, size_t msglen)
 {
-    for (int j = 0; j < k; j++) {
-        int st = cuda_apply(state, R + (int64_t)j * ldr, Z + (int64_t)j * ldz, where, stream, msg, msglen);
+    cuda_state *s = state;
+    int nw = 1;
+    if (where == ILDL_MEMORY_HOST && k > 1) {
+        int st = ensure_solvers(s, k - 1, msg, msglen);
         if (st) return st;
+        nw = 1 + (k - 1 < s->nsolvers ? k - 1 : s->nsolvers);
     }
-    return ILDL_SUCCESS;
+    if (nw == 1) {
+        for (int j = 0; j < k; j++) {
+            int st = cuda_apply(state, R + (int64_t)j * ldr, Z + (int64_t)j * ldz, where, stream, msg, msglen);
+            if (st) return st;
+        }
+        return ILDL_SUCCESS;
+    }
+    int abs_d = s->env->opt->apply_mode == ILDL_APPLY_SPD;
+    /* what the caller queued on its stream (NULL: the legacy stream, which waits for all
+     * blocking streams) is done before other streams use the work space */
+    int st = ildl_cuda_apply_wait(s->c, 0, stream);
+    /* in waves of nw columns: every solver started (the copies in, the sweeps), then each one's
+     * result copied out (a copy to pageable memory waits for its stream) */
+    for (int j0 = 0; j0 < k && !st; j0 += nw) {
+        int m = k - j0 < nw ? k - j0 : nw, started = 0;
+        for (int w = 0; w < m && !st; w++, started++)
+            st = ildl_cuda_apply_start(w == 0 ? s->c : s->solvers[w - 1], R + (int64_t)(j0 + w) * ldr, abs_d);
+        for (int w = 0; w < started; w++) { /* every started stream drained, also after an error */
+            int s2 = st ? ildl_cuda_apply_wait(w == 0 ? s->c : s->solvers[w - 1], 1, NULL)
+                        : ildl_cuda_apply_finish(w == 0 ? s->c : s->solvers[w - 1], Z + (int64_t)(j0 + w) * ldz);
+            if (!st) st = s2;
+        }
+    }
+    return st ? cuda_msg(st, "CUDA apply", msg, msglen) : ILDL_SUCCESS;
 }
 
 static int cuda_sqmr(void *state, const double *b, double *x, const ildl_sqmr_params *prm, ildl_sqmr_result *res,
@@ -182,13 +224,8 @@ static int cuda_sqmr_multi(void *state, int k, const double *const *b, double *c
     int st = ildl_cuda_upload_values(s->c); /* the solvers read A's values: there before they start */
     if (st) return cuda_msg(st, "CUDA upload of A's values", msg, msglen);
     int want = (k < CUDA_MULTI_STREAMS ? k : CUDA_MULTI_STREAMS) - 1;
-    while (s->nsolvers < want) {
-        ildl_cuda_ctx *w = NULL;
-        st = ildl_cuda_solver_create(s->c, &w);
-        if (st == ILDL_ERR_OUT_OF_MEMORY) break; /* fewer at once */
-        if (st) return cuda_msg(st, "CUDA solver for several right-hand sides", msg, msglen);
-        s->solvers[s->nsolvers++] = w;
-    }
+    st = ensure_solvers(s, want, msg, msglen);
+    if (st) return st;
     int nw = 1 + (want < s->nsolvers ? want : s->nsolvers);
     multi_job J;
     char ran[ILDL_SQMR_MULTI_MAX] = {0};

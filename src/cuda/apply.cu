@@ -178,3 +178,40 @@ cleanup:
     return status;
 }
 
+
+extern "C" int ildl_cuda_apply_start(ildl_cuda_ctx *c, const double *r, int abs_d)
+{
+    device_scope scope; /* the caller's context back on return */
+    ildl_cuda_clear_message();
+    int status = ILDL_SUCCESS;
+    if (!c->factored || !c->map_built) return ILDL_ERR_CALL_ORDER;
+    CU(cudaSetDevice(c->device));
+    status = ildl_cuda_sqmr_prepare(c); /* c->stream */
+    if (status) goto cleanup;
+    CU(cudaMemcpyAsync(c->d_r, r, sizeof(double) * (size_t)c->n, cudaMemcpyHostToDevice, c->stream));
+    status = apply_device_mode(c, c->d_r, c->d_z, c->stream, abs_d);
+cleanup:
+    return status;
+}
+
+extern "C" int ildl_cuda_apply_finish(ildl_cuda_ctx *c, double *z)
+{
+    device_scope scope; /* the caller's context back on return */
+    int status = ILDL_SUCCESS;
+    CU(cudaSetDevice(c->device));
+    CU(cudaMemcpyAsync(z, c->d_z, sizeof(double) * (size_t)c->n, cudaMemcpyDeviceToHost, c->stream));
+    CU(cudaStreamSynchronize(c->stream));
+cleanup:
+    return status;
+}
+
+extern "C" int ildl_cuda_apply_wait(ildl_cuda_ctx *c, int own, void *stream)
+{
+    device_scope scope; /* the caller's context back on return */
+    int status = ILDL_SUCCESS;
+    CU(cudaSetDevice(c->device));
+    if (!own) CU(cudaStreamSynchronize((cudaStream_t)stream));
+    else if (c->stream) CU(cudaStreamSynchronize(c->stream));
+cleanup:
+    return status;
+}

@@ -123,6 +123,16 @@ void ildl_cuda_solver_destroy(ildl_cuda_ctx *w);
 /* A's values of the last factorization onto the device now (else the next solve does it). */
 int ildl_cuda_upload_values(ildl_cuda_ctx *c);
 
+/* ildl_apply_multi's columns on several solvers at once, in two halves: start queues the copy of
+ * the host vector r and z = M^{-1} r (abs_d: M = L|D|L^T) on the context's own stream (a
+ * solver's, or the handle's SQMR stream) and returns; finish copies z to the host vector z and
+ * waits for the stream. The stream must be idle at start (r is pageable memory). */
+int ildl_cuda_apply_start(ildl_cuda_ctx *c, const double *r, int abs_d);
+int ildl_cuda_apply_finish(ildl_cuda_ctx *c, double *z);
+/* Wait for the work queued on the context's own stream (own), or else on stream (a cudaStream_t;
+ * NULL: the legacy default stream). */
+int ildl_cuda_apply_wait(ildl_cuda_ctx *c, int own, void *stream);
+
 /* Device bytes held by the context. */
 size_t ildl_cuda_bytes(const ildl_cuda_ctx *c);
 

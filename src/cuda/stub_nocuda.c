@@ -97,3 +97,21 @@ int ildl_cuda_upload_values(ildl_cuda_ctx *c)
     (void)c;
     return ILDL_ERR_NO_DEVICE;
 }
+
+int ildl_cuda_apply_start(ildl_cuda_ctx *c, const double *r, int abs_d)
+{
+    (void)c; (void)r; (void)abs_d;
+    return ILDL_ERR_NO_DEVICE;
+}
+
+int ildl_cuda_apply_finish(ildl_cuda_ctx *c, double *z)
+{
+    (void)c; (void)z;
+    return ILDL_ERR_NO_DEVICE;
+}
+
+int ildl_cuda_apply_wait(ildl_cuda_ctx *c, int own, void *stream)
+{
+    (void)c; (void)own; (void)stream;
+    return ILDL_ERR_NO_DEVICE;
+}
