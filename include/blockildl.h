@@ -41,9 +41,9 @@ extern "C" {
 #endif
 
 #define ILDL_VERSION_MAJOR 0
-#define ILDL_VERSION_MINOR 1
+#define ILDL_VERSION_MINOR 2
 #define ILDL_VERSION_PATCH 0
-#define ILDL_VERSION_STRING "0.1.0"
+#define ILDL_VERSION_STRING "0.2.0"
 
 /* ---------------------------------------------------------------- status codes */
 typedef enum ildl_status {

@@ -13,7 +13,7 @@ from ._core import (OPTION_NAMES, BlockILDLError, ColumnResult, Info, Preconditi
 from ._ffi import ffi as _ffi
 from ._ffi import lib as _lib
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def library_version():
