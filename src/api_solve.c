@@ -261,6 +261,26 @@ static int solve_rung(ildl_handle *h, const double *b, double *x, int e, const i
     return h->ops->sqmr(h->bstate, b, x, prm, res, msg, msglen);
 }
 
+/* A solve's SQMR parameters from h's options (progress through progress_cb), and the per-rung
+ * info of the last solve cleared. */
+static ildl_sqmr_params solve_begin(ildl_handle *h)
+{
+    ildl_sqmr_params prm = {
+        .tol = h->opt.tol,
+        .max_iter = h->opt.max_iter,
+        .check_every = h->opt.check_every,
+        .use_x0 = h->opt.use_initial_guess,
+        .progress = (h->opt.progress_fn || h->opt.verbosity >= 2) ? progress_cb : NULL,
+        .progress_ctx = h,
+    };
+    for (int r = 0; r < ILDL_MAX_RUNGS; r++) {
+        h->info.rung_iterations[r] = -1;
+        h->info.rung_factor_nnz[r] = -1;
+        h->info.rung_seconds[r] = 0.0;
+    }
+    return prm;
+}
+
 /* Take the ladder's next rung `next` above h's (its SQMR having failed), within the time and
  * memory budgets: 1 when h has its factor, else 0 with why[] saying what stopped the ladder
  * (h keeps the previous rung's factor where it can; *st and msg become a new error where it
@@ -330,20 +350,8 @@ int ildl_api_solve(ildl_handle *h, const double *b, double *x)
         for (int32_t i = 0; i < n; i++)
             if (!isfinite(x[i])) return ildl_api_fail(h, ILDL_ERR_NAN_INF, "initial guess x[%d] = %g", (int)i, x[i]);
     double t0 = ildl_wtime();
-    ildl_sqmr_params prm = {
-        .tol = h->opt.tol,
-        .max_iter = h->opt.max_iter,
-        .check_every = h->opt.check_every,
-        .use_x0 = h->opt.use_initial_guess,
-        .progress = (h->opt.progress_fn || h->opt.verbosity >= 2) ? progress_cb : NULL,
-        .progress_ctx = h,
-    };
+    ildl_sqmr_params prm = solve_begin(h);
     ildl_info *I = &h->info;
-    for (int r = 0; r < ILDL_MAX_RUNGS; r++) {
-        I->rung_iterations[r] = -1;
-        I->rung_factor_nnz[r] = -1;
-        I->rung_seconds[r] = 0.0;
-    }
     /* the ladder restarts from the caller's x: kept only where a rung may follow */
     double *x0 = NULL;
     if (prm.use_x0 && next_rung(h) >= 0) {
@@ -471,20 +479,8 @@ int ildl_api_solve_multi(ildl_handle *h, int k, const double *B, int64_t ldb, do
                     return ildl_api_fail(h, ILDL_ERR_NAN_INF, "initial guess X[%d, column %d] = %g", (int)i, j, x[i]);
     }
     double t0 = ildl_wtime();
-    ildl_sqmr_params prm = {
-        .tol = h->opt.tol,
-        .max_iter = h->opt.max_iter,
-        .check_every = h->opt.check_every,
-        .use_x0 = use_x0,
-        .progress = (h->opt.progress_fn || h->opt.verbosity >= 2) ? progress_cb : NULL,
-        .progress_ctx = h,
-    };
+    ildl_sqmr_params prm = solve_begin(h);
     ildl_info *I = &h->info;
-    for (int r = 0; r < ILDL_MAX_RUNGS; r++) {
-        I->rung_iterations[r] = -1;
-        I->rung_factor_nnz[r] = -1;
-        I->rung_seconds[r] = 0.0;
-    }
     size_t kk = (size_t)k;
     int *e = ildl_malloc(sizeof(int) * kk * 5), *list = NULL;
     ildl_sqmr_result *res = ildl_malloc(sizeof(ildl_sqmr_result) * kk);
