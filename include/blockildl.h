@@ -101,6 +101,16 @@ typedef enum {
     ILDL_SCALING_EQUILIBRATE = 1, /* symmetric Ruiz equilibration: max |entry| per row = 1 */
     ILDL_SCALING_MATCHING = 2     /* symmetrized max-product matching (MC64-like) */
 } ildl_scaling;
+/* The scaling a refactorization with new values (ildl_factor, ildl_factor_matrix) uses. */
+typedef enum {
+    ILDL_REFACTOR_SCALING_RECOMPUTE = 0, /* options.scaling computed again on the new values (a
+                                            matching costs about as much as at setup) */
+    ILDL_REFACTOR_SCALING_KEEP = 1,      /* the scaling of the analysis (ildl_setup's values, or the
+                                            ladder's latest rung) kept: no host work, what a direct
+                                            solver's refactorization does */
+    ILDL_REFACTOR_SCALING_EQUILIBRATE = 2 /* symmetric Ruiz equilibration of the new values (cheap,
+                                             parallel; max |entry| per row = 1 without a matching) */
+} ildl_refactor_scaling;
 typedef enum { ILDL_PIVOT_NONE = 0, ILDL_PIVOT_BK = 1, ILDL_PIVOT_ROOK = 2 } ildl_pivoting;
 typedef enum {
     ILDL_PREC_DOUBLE = 0, /* factor and SQMR in double */
@@ -232,7 +242,9 @@ typedef struct ildl_options {
                                incomplete ones it helps or hurts, so the ladder leaves it off) */
     int apply_mode;         /* ildl_apply_mode: what ildl_apply applies; default LDLT (ildl_solve's
                                SQMR always uses LDLT) */
-    int reserved_int[10];
+    int refactor_scaling;   /* ildl_refactor_scaling: the scaling of a refactorization with new
+                               values; default RECOMPUTE (docs/robustness.md, "Refactorizations") */
+    int reserved_int[9];
     double escalation_max_bytes;   /* >= 0, finite: a rung whose factor would need more bytes (its
                                       entries, 10 bytes each in double precision, 6 in single) is
                                       not taken; 0 = the host's physical memory / 2; default 0.

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "blockildl.h"
 #include "analyse/analyse.h"
+#include "analyse/scale.h"
 #include "backend/backend.h"
 #include "core/csr.h"
 #include "core/util.h"
@@ -103,6 +104,7 @@ ILDL_API int ildl_options_default(ildl_options *o)
     o->escalation_max_seconds = 0.0;
     o->pushback_rounds = 0;
     o->apply_mode = ILDL_APPLY_LDLT;
+    o->refactor_scaling = ILDL_REFACTOR_SCALING_RECOMPUTE;
     return ILDL_SUCCESS;
 }
 
@@ -203,6 +205,8 @@ static int check_options(const ildl_options *o, char *msg, size_t len)
                         o->escalation_max_seconds), ILDL_ERR_INVALID_OPTION;
     if (o->apply_mode != ILDL_APPLY_LDLT && o->apply_mode != ILDL_APPLY_SPD)
         return ildl_msg(msg, len, "unknown apply_mode %d", o->apply_mode), ILDL_ERR_INVALID_OPTION;
+    if (o->refactor_scaling < ILDL_REFACTOR_SCALING_RECOMPUTE || o->refactor_scaling > ILDL_REFACTOR_SCALING_EQUILIBRATE)
+        return ildl_msg(msg, len, "unknown refactor_scaling %d", o->refactor_scaling), ILDL_ERR_INVALID_OPTION;
     if (o->pushback_rounds < 0 || o->pushback_rounds > ILDL_MAX_PUSHBACK_ROUNDS)
         return ildl_msg(msg, len, "pushback_rounds = %d, must be in 0..%d", o->pushback_rounds,
                         ILDL_MAX_PUSHBACK_ROUNDS), ILDL_ERR_INVALID_OPTION;
@@ -414,18 +418,33 @@ static int check_values(ildl_handle *h, const double *values)
     return ILDL_SUCCESS;
 }
 
+/* The scaling of new values, as options.refactor_scaling says (KEEP: an.scale as it is). */
+static int refactor_rescale(ildl_handle *h)
+{
+    switch (h->opt.refactor_scaling) {
+    case ILDL_REFACTOR_SCALING_KEEP: return ILDL_SUCCESS;
+    case ILDL_REFACTOR_SCALING_EQUILIBRATE: return ildl_scale_equilibrate(&h->A, 20, 1e-3, h->an.scale);
+    default: return ildl_analyse_rescale(&h->A, &h->opt, h->an.scale);
+    }
+}
+
 int ildl_api_factor_once(ildl_handle *h, const double *values, int32_t *block_perturbed)
 {
     int st;
+    double t_check = 0.0, t_scale = 0.0;
     if (values) {
+        t_check = ildl_wtime();
         st = check_values(h, values);
         if (st) { h->factored = 0; return st; }
         int64_t nnz = h->A.rowptr[h->A.n];
         ildl_copy_parallel(h->user_values, values, sizeof(double) * (size_t)nnz);
 #pragma omp parallel for schedule(static)
         for (int64_t p = 0; p < nnz; p++) h->A.val[p] = values[h->src[p]];
-        st = ildl_analyse_rescale(&h->A, &h->opt, h->an.scale);
+        t_scale = ildl_wtime();
+        t_check = t_scale - t_check;
+        st = refactor_rescale(h);
         if (st) { h->factored = 0; return ildl_api_fail(h, st, "rescaling failed"); }
+        t_scale = ildl_wtime() - t_scale;
     }
     h->factored = 0;
     if (!h->bstate) { /* ildl_analyse_matrix deferred it, or a failed change of rung left none */
@@ -465,8 +484,10 @@ int ildl_api_factor_once(ildl_handle *h, const double *values, int32_t *block_pe
     I->inertia_zero = fs.inertia_zero;
     h->factored = 1;
     if (fs.t_upload > 0.0 || fs.t_device > 0.0) /* a device's factorization */
-        ildl_api_log(h, 2, "factor phases (s): load %.4f upload %.4f device %.4f statistics %.4f", t_load,
-                fs.t_upload, fs.t_device, fs.t_stats);
+        ildl_api_log(h, 2, "factor phases (s): check %.4f rescale %.4f load %.4f upload %.4f device %.4f statistics %.4f",
+                t_check, t_scale, t_load, fs.t_upload, fs.t_device, fs.t_stats);
+    else
+        ildl_api_log(h, 2, "factor phases (s): check %.4f rescale %.4f load %.4f", t_check, t_scale, t_load);
     ildl_api_log(h, 1, "factor: nnz(U)+nnz(D)=%lld fill=%.2f 2x2=%d perturbed=%d inertia=(%d,%d,%d)",
             (long long)fs.factor_nnz, I->fill, fs.n2x2, fs.nperturbed, fs.inertia_pos,
             fs.inertia_neg, fs.inertia_zero);

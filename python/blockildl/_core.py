@@ -25,6 +25,7 @@ _ENUMS = {
     "l2_persist": ("ildl_l2_persist", "ILDL_L2_PERSIST_"),
     "escalation": ("ildl_escalation", "ILDL_ESCALATE_"),
     "apply_mode": ("ildl_apply_mode", "ILDL_APPLY_"),
+    "refactor_scaling": ("ildl_refactor_scaling", "ILDL_REFACTOR_SCALING_"),
 }
 # fields that are not keywords: callbacks, reserved room, and the initial guess (solve's x0)
 _NOT_OPTIONS = {"log_fn", "log_ctx", "progress_fn", "progress_ctx", "use_initial_guess"}

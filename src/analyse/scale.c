@@ -10,6 +10,9 @@
 static double row_maxima(const ildl_csr *A, const double *s, double *rmax)
 {
     double err = 0.0;
+    /* rows independent, and a maximum does not depend on the order: any thread count gives
+     * the serial result */
+#pragma omp parallel for schedule(dynamic, 4096) reduction(max : err)
     for (int32_t i = 0; i < A->n; i++) {
         double m = 0.0;
         for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
@@ -33,6 +36,7 @@ int ildl_scale_equilibrate(const ildl_csr *A, int max_iter, double tol, double *
     for (int it = 0;; it++) {
         double err = row_maxima(A, s, rmax);
         if (err <= tol || it >= max_iter) break;
+#pragma omp parallel for schedule(static)
         for (int32_t i = 0; i < n; i++) {
             if (rmax[i] == 0.0) continue; /* zero row keeps s_i = 1 */
             double t = s[i] / sqrt(rmax[i]);

@@ -159,7 +159,8 @@ static const field g_fields[] = {
     FD(fill_factor), FD(drop_tol), FI(max_block_size), FD(block_threshold), FD(block_decay),
     FD(pivot_tol), FD(pivot_perturb), FI(leftover), FD(tol), FI(max_iter), FI(use_initial_guess),
     FI(check_every), FI(num_threads), FI(verbosity), FI(device_id), FI(solve_schedule),
-    FI(solve_kernels), FI(l2_persist), FI(escalation), FI(pushback_rounds), FI(apply_mode)};
+    FI(solve_kernels), FI(l2_persist), FI(escalation), FI(pushback_rounds), FI(apply_mode),
+    FI(refactor_scaling)};
 #define NFIELDS ((int)(sizeof g_fields / sizeof *g_fields))
 
 static int int_value(stream *s)
@@ -603,6 +604,8 @@ static const char *documented_out_of_range(const ildl_options *o)
     if (o->escalation < ILDL_ESCALATE_NONE || o->escalation > ILDL_ESCALATE_COMPLETE) return "escalation";
     if (o->pushback_rounds < 0 || o->pushback_rounds > ILDL_MAX_PUSHBACK_ROUNDS) return "pushback_rounds";
     if (o->apply_mode != ILDL_APPLY_LDLT && o->apply_mode != ILDL_APPLY_SPD) return "apply_mode";
+    if (o->refactor_scaling < ILDL_REFACTOR_SCALING_RECOMPUTE || o->refactor_scaling > ILDL_REFACTOR_SCALING_EQUILIBRATE)
+        return "refactor_scaling";
 #ifdef ILDL_MAX_THREADS
     if (o->num_threads < 0 || o->num_threads > ILDL_MAX_THREADS) return "num_threads";
 #endif

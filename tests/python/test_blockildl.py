@@ -163,6 +163,20 @@ def test_refactor():
     assert e.value.name == "ILDL_ERR_SIZE_MISMATCH"
 
 
+def test_refactor_scaling_keep():
+    # refactor_scaling="keep": the setup's scaling kept, so 4 A gives exactly a quarter of the
+    # preconditioner's output (a power of two scales the factor exactly); "sideways" is refused
+    A = kkt()
+    r = np.linspace(1.0, 2.0, A.shape[0])
+    P = Preconditioner(A, refactor_scaling="keep", **OPTS)
+    z0 = P.matvec(r)
+    P.refactor(4.0 * A)
+    assert np.array_equal(4.0 * P.matvec(r), z0)
+    del P
+    with pytest.raises((BlockILDLError, ValueError)):
+        Preconditioner(A, refactor_scaling="sideways", **OPTS)
+
+
 def test_bad_input():
     A = kkt()
     n = A.shape[0]

@@ -1,0 +1,189 @@
+/* test_refactor.c -- options.refactor_scaling, the scaling a refactorization with new values
+ * uses: KEEP keeps the analysis' scaling (a power-of-two multiple of A then gives exactly the
+ * scaled preconditioner, and values of another scaling a different factor than RECOMPUTE),
+ * EQUILIBRATE equilibrates the new values (the factor a fresh handle with scaling EQUILIBRATE
+ * makes of them), and every mode solves an interior-point-like sequence whose diagonal spreads
+ * over 6 decades, each solve checked on its true residual. Runs on the default backend (the GPU
+ * where there is one). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "blockildl.h"
+#include "support/testutil.h"
+
+/* The KKT test matrix, 300 constraints and 600 variables. */
+static void kkt(ildl_csr *A) { ildl_test_kkt_zero_first(300, 600, 42, A); }
+
+/* vals = A's values with every nonzero diagonal entry a_ii times 10^(decades * u_i), u_i in
+ * [-1/2, 1/2) from a fixed seed: an interior-point step. */
+static void spread(const ildl_csr *A, double decades, double *vals)
+{
+    uint64_t seed = 7;
+    for (int32_t i = 0; i < A->n; i++)
+        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            vals[p] = A->val[p];
+            if (A->col[p] == i && A->val[p] != 0.0) vals[p] *= pow(10.0, decades * (ildl_test_rand(&seed) - 0.5));
+        }
+}
+
+static ildl_handle *make(const ildl_csr *A, int scaling, int refactor_scaling)
+{
+    ildl_options o;
+    ildl_options_default(&o);
+    o.scaling = scaling;
+    o.refactor_scaling = refactor_scaling;
+    ildl_handle *h = NULL;
+    assert_int_equal(ildl_setup(A->n, A->rowptr, A->col, A->val, &o, &h), ILDL_SUCCESS);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    return h;
+}
+
+static void apply(ildl_handle *h, const double *r, double *z)
+{
+    assert_int_equal(ildl_apply(h, r, z, ILDL_MEMORY_HOST, NULL), ILDL_SUCCESS);
+}
+
+static double *ramp(int32_t n)
+{
+    double *r = malloc(sizeof(double) * (size_t)n);
+    assert_non_null(r);
+    for (int32_t i = 0; i < n; i++) r[i] = 1.0 + (double)(i % 7) / 8.0;
+    return r;
+}
+
+/* KEEP: the values 4A are S(4A)S = 4 SAS under the kept scaling, exactly (a power of two), and
+ * the factor of 4M is M's with D times 4, so M^{-1} r is a quarter of the first one, bit for
+ * bit; A again restores the first factor. Values whose diagonal spread over 6 decades give a
+ * different preconditioner under KEEP than under RECOMPUTE (a new matching). */
+static void test_keep(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    kkt(&A);
+    int32_t n = A.n;
+    int64_t nnz = A.rowptr[n];
+    double *v4 = malloc(sizeof(double) * (size_t)nnz), *vs = malloc(sizeof(double) * (size_t)nnz);
+    double *r = ramp(n), *z0 = malloc(sizeof(double) * (size_t)n), *z = malloc(sizeof(double) * (size_t)n);
+    double *zr = malloc(sizeof(double) * (size_t)n);
+    assert_non_null(v4), assert_non_null(vs), assert_non_null(z0), assert_non_null(z), assert_non_null(zr);
+    for (int64_t p = 0; p < nnz; p++) v4[p] = 4.0 * A.val[p];
+    spread(&A, 6.0, vs);
+    ildl_handle *h = make(&A, ILDL_SCALING_MATCHING, ILDL_REFACTOR_SCALING_KEEP);
+    apply(h, r, z0);
+    assert_int_equal(ildl_factor(h, v4), ILDL_SUCCESS);
+    apply(h, r, z);
+    for (int32_t i = 0; i < n; i++) assert_true(4.0 * z[i] == z0[i]);
+    assert_int_equal(ildl_factor(h, A.val), ILDL_SUCCESS);
+    apply(h, r, z);
+    assert_memory_equal(z, z0, sizeof(double) * (size_t)n);
+    /* new diagonal: KEEP and RECOMPUTE part */
+    ildl_handle *hr = make(&A, ILDL_SCALING_MATCHING, ILDL_REFACTOR_SCALING_RECOMPUTE);
+    assert_int_equal(ildl_factor(h, vs), ILDL_SUCCESS);
+    assert_int_equal(ildl_factor(hr, vs), ILDL_SUCCESS);
+    apply(h, r, z);
+    apply(hr, r, zr);
+    assert_true(memcmp(z, zr, sizeof(double) * (size_t)n) != 0);
+    ildl_destroy(h);
+    ildl_destroy(hr);
+    free(v4), free(vs), free(r), free(z0), free(z), free(zr);
+    ildl_csr_free(&A);
+}
+
+/* EQUILIBRATE: the factor of the new values is the one a fresh handle with scaling EQUILIBRATE
+ * makes of them (the analysis of a pattern does not depend on its values without a matching). */
+static void test_equilibrate(void **state)
+{
+    (void)state;
+    ildl_csr A, B;
+    kkt(&A);
+    kkt(&B);
+    int32_t n = A.n;
+    spread(&A, 6.0, B.val);
+    double *r = ramp(n), *z = malloc(sizeof(double) * (size_t)n), *zf = malloc(sizeof(double) * (size_t)n);
+    assert_non_null(z), assert_non_null(zf);
+    ildl_handle *h = make(&A, ILDL_SCALING_EQUILIBRATE, ILDL_REFACTOR_SCALING_EQUILIBRATE);
+    ildl_handle *hf = make(&B, ILDL_SCALING_EQUILIBRATE, ILDL_REFACTOR_SCALING_RECOMPUTE);
+    assert_int_equal(ildl_factor(h, B.val), ILDL_SUCCESS);
+    apply(h, r, z);
+    apply(hf, r, zf);
+    assert_memory_equal(z, zf, sizeof(double) * (size_t)n);
+    /* and not the factor of A's scaling kept */
+    ildl_handle *hk = make(&A, ILDL_SCALING_EQUILIBRATE, ILDL_REFACTOR_SCALING_KEEP);
+    assert_int_equal(ildl_factor(hk, B.val), ILDL_SUCCESS);
+    apply(hk, r, z);
+    assert_true(memcmp(z, zf, sizeof(double) * (size_t)n) != 0);
+    ildl_destroy(h), ildl_destroy(hf), ildl_destroy(hk);
+    free(r), free(z), free(zf);
+    ildl_csr_free(&A);
+    ildl_csr_free(&B);
+}
+
+/* An interior-point-like sequence, 6 steps to 6 decades, in every mode: each solve converges
+ * (the true residual checked here in long double) with b = A_t * ones. */
+static void test_sequence(void **state)
+{
+    (void)state;
+    ildl_csr A, At;
+    kkt(&A);
+    kkt(&At);
+    int32_t n = A.n;
+    double *b = malloc(sizeof(double) * (size_t)n), *x = malloc(sizeof(double) * (size_t)n);
+    double *ones = malloc(sizeof(double) * (size_t)n);
+    assert_non_null(b), assert_non_null(x), assert_non_null(ones);
+    for (int32_t i = 0; i < n; i++) ones[i] = 1.0;
+    const int modes[3] = {ILDL_REFACTOR_SCALING_RECOMPUTE, ILDL_REFACTOR_SCALING_KEEP,
+                          ILDL_REFACTOR_SCALING_EQUILIBRATE};
+    for (int m = 0; m < 3; m++) {
+        ildl_handle *h = make(&A, ILDL_SCALING_MATCHING, modes[m]);
+        for (int t = 1; t <= 6; t++) {
+            spread(&A, (double)t, At.val);
+            ildl_csr_matvec(&At, ones, b);
+            assert_int_equal(ildl_factor(h, At.val), ILDL_SUCCESS);
+            assert_int_equal(ildl_solve(h, b, x), ILDL_SUCCESS);
+            ildl_info info;
+            assert_int_equal(ildl_get_info(h, &info), ILDL_SUCCESS);
+            double res = ildl_test_residual_ld(&At, x, b);
+            assert_true(res <= 1e-6);
+            assert_true(fabs(res - info.true_residual) <= 1e-3 * res + 1e-300);
+        }
+        ildl_destroy(h);
+    }
+    free(b), free(x), free(ones);
+    ildl_csr_free(&A);
+    ildl_csr_free(&At);
+}
+
+static void test_bad_option(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    kkt(&A);
+    ildl_options o;
+    ildl_options_default(&o);
+    assert_int_equal(o.refactor_scaling, ILDL_REFACTOR_SCALING_RECOMPUTE);
+    ildl_handle *h = (ildl_handle *)&o; /* must be overwritten with NULL */
+    o.refactor_scaling = 3;
+    assert_int_equal(ildl_setup(A.n, A.rowptr, A.col, A.val, &o, &h), ILDL_ERR_INVALID_OPTION);
+    assert_null(h);
+    o.refactor_scaling = -1;
+    assert_int_equal(ildl_setup(A.n, A.rowptr, A.col, A.val, &o, &h), ILDL_ERR_INVALID_OPTION);
+    ildl_csr_free(&A);
+}
+
+int main(void)
+{
+    if (ildl_test_apply_tuning()) return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_keep),
+        cmocka_unit_test(test_equilibrate),
+        cmocka_unit_test(test_sequence),
+        cmocka_unit_test(test_bad_option),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
