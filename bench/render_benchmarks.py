@@ -377,7 +377,9 @@ def main():
         return
     print("# Benchmarks\n")
     print("Generated from the device's result files by `bench/render_benchmarks.py` (runs: "
-          "`bench/device-bench.sh`, `bench/device-large.sh`); nothing here is typed by hand.\n")
+          "`bench/device-bench.sh`, `bench/device-large.sh`); nothing here is typed by hand. "
+          "Against NVIDIA cuDSS (first solve, refactor + solve, an interior-point loop): "
+          "[benchmarks-cudss.md](benchmarks-cudss.md).\n")
     if meta:
         print(f"- device: {meta.get('device')} (driver {meta.get('driver')}), built with {meta.get('cuda_build')}")
         print(f"- host: {meta.get('host_cpus')} CPU cores (the CPU backend uses all of them through OpenMP)")
