@@ -237,6 +237,7 @@ void ildl_api_info_from_analysis(ildl_handle *h)
     size_t value_bytes = an->tiles.val32 ? sizeof(float) : sizeof(double);
     int64_t nnz = h->A.rowptr[h->A.n];
     I->host_bytes = sizeof(*h) + (size_t)nnz * (8 * 3 + 4 + 8) + (size_t)h->A.n * 64 +
+                    (h->memo.scale ? (size_t)h->A.n * (sizeof(double) + sizeof(int32_t)) : 0) +
                     (size_t)an->tiles.total_cap * (value_bytes + 2) + (size_t)an->tiles.ntiles * 64;
     I->device_bytes = h->bstate ? h->ops->device_bytes(h->bstate) : 0;
     snprintf(I->device_name, sizeof I->device_name, "%s", h->bstate ? h->ops->device_name(h->bstate) : "");
@@ -326,7 +327,7 @@ int ildl_api_setup_csr(int32_t n, const int64_t *rowptr, const int32_t *colind, 
      * 0.27-0.34 s with 15) */
     int threads_before = ildl_set_threads(probe ? ildl_threads_beside_helper() : 0);
     h->err[0] = 0;
-    st = ildl_analyse(&h->A, h->src, &h->opt, &h->an, h->err, sizeof h->err);
+    st = ildl_analyse_within(&h->A, h->src, &h->opt, 0, NULL, &h->memo, &h->an, h->err, sizeof h->err);
     ildl_set_threads(threads_before);
     int ndev = ildl_backend_probe_finish(&h->opt, probe); /* joined on every path */
     if (st) goto fail;
@@ -436,6 +437,7 @@ int ildl_api_factor_once(ildl_handle *h, const double *values, int32_t *block_pe
         t_check = ildl_wtime();
         st = check_values(h, values);
         if (st) { h->factored = 0; return st; }
+        ildl_match_memo_clear(&h->memo); /* A's values change */
         int64_t nnz = h->A.rowptr[h->A.n];
         ildl_copy_parallel(h->user_values, values, sizeof(double) * (size_t)nnz);
 #pragma omp parallel for schedule(static)
@@ -623,6 +625,7 @@ ILDL_API int ildl_destroy(ildl_handle *h)
     if (h->ops) h->ops->destroy(h->bstate);
     ildl_csr_free(&h->A);
     ildl_analysis_free(&h->an);
+    ildl_match_memo_free(&h->memo);
     free(h->src);
     free(h->tmap);
     free(h->user_values);

@@ -92,7 +92,7 @@ static int rung_analyse(ildl_handle *h, int rung, int64_t max_entries, ildl_opti
         ildl_analysis a;
         int64_t nd = 0;
         char m[256] = "";
-        int s2 = ildl_analyse_within(&h->A, h->src, &cand[c], lim, &nd, &a, m, sizeof m);
+        int s2 = ildl_analyse_within(&h->A, h->src, &cand[c], lim, &nd, &h->memo, &a, m, sizeof m);
         if (s2 == ILDL_SUCCESS) {
             if (have) ildl_analysis_free(an);
             *an = a;

@@ -229,11 +229,55 @@ cleanup:
 int ildl_analyse(const ildl_csr *A, const int64_t *src, const ildl_options *o,
                  ildl_analysis *an, char *msg, size_t msglen)
 {
-    return ildl_analyse_within(A, src, o, 0, NULL, an, msg, msglen);
+    return ildl_analyse_within(A, src, o, 0, NULL, NULL, an, msg, msglen);
+}
+
+void ildl_match_memo_clear(ildl_match_memo *m)
+{
+    if (m) m->valid = 0;
+}
+
+void ildl_match_memo_free(ildl_match_memo *m)
+{
+    if (!m) return;
+    free(m->scale);
+    free(m->pair);
+    memset(m, 0, sizeof *m);
+}
+
+/* The matching of A: from a valid memo, or computed (and kept in an invalid memo's arrays,
+ * allocated at its first use; a memo that cannot get them stays invalid). */
+static int match_scale_memo(const ildl_csr *A, ildl_match_memo *memo, double *scale, int32_t *pair,
+                            int32_t *n_unmatched)
+{
+    int32_t n = A->n;
+    if (memo && memo->valid && memo->n == n) {
+        memcpy(scale, memo->scale, sizeof(double) * (size_t)n);
+        memcpy(pair, memo->pair, sizeof(int32_t) * (size_t)n);
+        *n_unmatched = memo->n_unmatched;
+        return ILDL_SUCCESS;
+    }
+    int st = ildl_match_scale(A, scale, pair, n_unmatched);
+    if (st || !memo) return st;
+    if (memo->n != n || !memo->scale || !memo->pair) {
+        ildl_match_memo_free(memo);
+        memo->scale = ildl_malloc(sizeof(double) * (size_t)n);
+        memo->pair = ildl_malloc(sizeof(int32_t) * (size_t)n);
+        if (!memo->scale || !memo->pair) {
+            ildl_match_memo_free(memo);
+            return ILDL_SUCCESS; /* nothing kept: the next analysis matches again */
+        }
+        memo->n = n;
+    }
+    memcpy(memo->scale, scale, sizeof(double) * (size_t)n);
+    memcpy(memo->pair, pair, sizeof(int32_t) * (size_t)n);
+    memo->n_unmatched = *n_unmatched;
+    memo->valid = 1;
+    return ILDL_SUCCESS;
 }
 
 int ildl_analyse_within(const ildl_csr *A, const int64_t *src, const ildl_options *o, int64_t max_entries,
-                        int64_t *needed, ildl_analysis *an, char *msg, size_t msglen)
+                        int64_t *needed, ildl_match_memo *memo, ildl_analysis *an, char *msg, size_t msglen)
 {
     if (needed) *needed = 0;
     int32_t n = A->n;
@@ -252,7 +296,7 @@ int ildl_analyse_within(const ildl_csr *A, const int64_t *src, const ildl_option
          * scaling stays bounded by 1 (n_unmatched tells the caller) */
         pair = ildl_malloc(sizeof(int32_t) * (size_t)n);
         if (!pair) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
-        st = ildl_match_scale(A, an->scale, pair, &an->n_unmatched);
+        st = match_scale_memo(A, memo, an->scale, pair, &an->n_unmatched);
     } else {
         st = ildl_analyse_rescale(A, o, an->scale);
     }

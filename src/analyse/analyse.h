@@ -24,6 +24,20 @@ typedef struct ildl_analysis {
     int64_t needed_entries; /* ildl_analyse_within refused for max_entries: the factor's entries */
 } ildl_analysis;
 
+/* The max-product matching's result (ildl_match_scale) for the values it was computed on, kept so
+ * that analysing the same values again (the ladder's rungs, the complete rung's candidate
+ * orders) reuses it: the same scale, pairs and unmatched count, so the same analysis. The
+ * owner clears it (ildl_match_memo_clear) when the values change. */
+typedef struct ildl_match_memo {
+    int valid;
+    int32_t n, n_unmatched;
+    double *scale;  /* [n] */
+    int32_t *pair;  /* [n] */
+} ildl_match_memo;
+/* Forget the kept matching (its arrays stay for the next one). */
+void ildl_match_memo_clear(ildl_match_memo *m);
+void ildl_match_memo_free(ildl_match_memo *m);
+
 /* Run the analyse stage on A (validated, sorted; src[k] = index of sorted entry k in the
  * user's values array) with options o. Returns ILDL_SUCCESS, ILDL_ERR_INVALID_OPTION,
  * ILDL_ERR_NOT_SUPPORTED, ILDL_ERR_OUT_OF_MEMORY or ILDL_ERR_INTERNAL (msg set on failure). */
@@ -33,8 +47,11 @@ int ildl_analyse(const ildl_csr *A, const int64_t *src, const ildl_options *o,
 /* ildl_analyse with a limit: max_entries > 0 refuses a factor of more entries (tile store
  * capacity) with ILDL_ERR_OUT_OF_MEMORY before its storage is allocated, *needed (may be NULL)
  * then the entries it needs, msg saying so; *needed = 0 otherwise. */
+/* memo (may be NULL): with scaling MATCHING, a valid memo of n rows is used instead of a new
+ * matching, and an invalid one is filled with the matching computed (A's values must be those
+ * of a valid memo's). */
 int ildl_analyse_within(const ildl_csr *A, const int64_t *src, const ildl_options *o, int64_t max_entries,
-                        int64_t *needed, ildl_analysis *an, char *msg, size_t msglen);
+                        int64_t *needed, ildl_match_memo *memo, ildl_analysis *an, char *msg, size_t msglen);
 
 /* Recompute the scaling for new values of A (same pattern) as o->scaling says. MATCHING
  * computes a fresh matching and scaling but the analysis keeps its pairs (pair_hint). */

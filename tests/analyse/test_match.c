@@ -599,6 +599,56 @@ static void test_analyse_matching(void **state)
     ildl_csr_free(&A);
 }
 
+/* A matching memo: the first analysis fills it, the next ones (other blockings and orders, as
+ * the ladder's complete rung tries) use it and give exactly what an analysis without it gives;
+ * a cleared memo is filled again. */
+static void test_match_memo(void **state)
+{
+    (void)state;
+    ildl_csr A = {0};
+    random_kkt(3000, 1200, 4, &A);
+    int32_t n = A.n;
+    ildl_match_memo memo;
+    memset(&memo, 0, sizeof memo);
+    for (int c = 0; c < 3; c++) {
+        ildl_options o;
+        ildl_options_default(&o);
+        if (c > 0) {
+            o.blocking = ILDL_BLOCKING_RB;
+            o.ordering = c == 1 ? ILDL_ORDER_METIS : ILDL_ORDER_AMD;
+        }
+        ildl_analysis a, b;
+        assert_int_equal(ildl_analyse_within(&A, NULL, &o, 0, NULL, &memo, &a, NULL, 0), ILDL_SUCCESS);
+        assert_true(memo.valid && memo.n == n);
+        assert_int_equal(ildl_analyse(&A, NULL, &o, &b, NULL, 0), ILDL_SUCCESS);
+        assert_memory_equal(a.scale, b.scale, sizeof(double) * (size_t)n);
+        assert_memory_equal(a.blk.perm, b.blk.perm, sizeof(int32_t) * (size_t)n);
+        assert_int_equal(a.blk.nb, b.blk.nb);
+        assert_non_null(a.pair_hint);
+        assert_memory_equal(a.pair_hint, b.pair_hint, (size_t)n);
+        assert_int_equal(a.n_unmatched, b.n_unmatched);
+        assert_int_equal(a.tiles.total_cap, b.tiles.total_cap);
+        assert_memory_equal(memo.scale, b.scale, sizeof(double) * (size_t)n);
+        ildl_analysis_free(&a);
+        ildl_analysis_free(&b);
+    }
+    /* a memo holding another matrix's matching gives that matching: the owner must clear it */
+    double keep0 = memo.scale[0];
+    memo.scale[0] = 2.0 * keep0;
+    ildl_options o;
+    ildl_options_default(&o);
+    ildl_analysis a;
+    assert_int_equal(ildl_analyse_within(&A, NULL, &o, 0, NULL, &memo, &a, NULL, 0), ILDL_SUCCESS);
+    assert_true(a.scale[0] == 2.0 * keep0);
+    ildl_analysis_free(&a);
+    ildl_match_memo_clear(&memo);
+    assert_int_equal(ildl_analyse_within(&A, NULL, &o, 0, NULL, &memo, &a, NULL, 0), ILDL_SUCCESS);
+    assert_true(a.scale[0] == keep0 && memo.valid && memo.scale[0] == keep0);
+    ildl_analysis_free(&a);
+    ildl_match_memo_free(&memo);
+    ildl_csr_free(&A);
+}
+
 /* A larger matrix stays fast (successive shortest paths with pruning). */
 static void test_speed(void **state)
 {
@@ -631,6 +681,7 @@ int main(void)
         cmocka_unit_test(test_shared_kkt),
         cmocka_unit_test(test_match_order),
         cmocka_unit_test(test_analyse_matching),
+        cmocka_unit_test(test_match_memo),
         cmocka_unit_test(test_speed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
