@@ -461,7 +461,9 @@ void ildl_vector_free(double *x);
 /* Compute the numeric block-iLDL^T factor. values: new values on the SAME pattern and in
  * the same order as given to ildl_setup (ildl_setup_matrix: m's entries, nnz of them), or NULL to factor the most recently accepted values
  * again: those of ildl_setup, or of the last ildl_factor call whose values passed its checks
- * (finite, symmetric), even if that factorization then failed. May be called any number of
+ * (finite, symmetric), even if that factorization then failed. New values get the scaling
+ * options.refactor_scaling says; values equal bit for bit to the accepted ones are factored as
+ * NULL would be (unless refactor_scaling is EQUILIBRATE). May be called any number of
  * times (refactorisation reuses the analysis and all memory; on a handle of ildl_analyse_matrix
  * the first call allocates the backend's memory first). With the CUDA backend it first
  * waits for all work queued on the GPU (ildl_apply calls still running on any stream read the

@@ -433,19 +433,27 @@ int ildl_api_factor_once(ildl_handle *h, const double *values, int32_t *block_pe
 {
     int st;
     double t_check = 0.0, t_scale = 0.0;
+    int64_t nnz = h->A.rowptr[h->A.n];
+    /* the accepted values again (ildl_setup's passed to the first ildl_factor): A, its matching
+     * and, unless a rescaling failed, its scaling are already theirs; RECOMPUTE would compute
+     * the same scaling again (KEEP keeps it anyway; EQUILIBRATE still equilibrates) */
+    if (values && !h->scale_stale && h->opt.refactor_scaling != ILDL_REFACTOR_SCALING_EQUILIBRATE &&
+        memcmp(values, h->user_values, sizeof(double) * (size_t)nnz) == 0)
+        values = NULL;
     if (values) {
         t_check = ildl_wtime();
         st = check_values(h, values);
         if (st) { h->factored = 0; return st; }
         ildl_match_memo_clear(&h->memo); /* A's values change */
-        int64_t nnz = h->A.rowptr[h->A.n];
         ildl_copy_parallel(h->user_values, values, sizeof(double) * (size_t)nnz);
 #pragma omp parallel for schedule(static)
         for (int64_t p = 0; p < nnz; p++) h->A.val[p] = values[h->src[p]];
         t_scale = ildl_wtime();
         t_check = t_scale - t_check;
+        h->scale_stale = 1;
         st = refactor_rescale(h);
         if (st) { h->factored = 0; return ildl_api_fail(h, st, "rescaling failed"); }
+        h->scale_stale = 0;
         t_scale = ildl_wtime() - t_scale;
     }
     h->factored = 0;

@@ -22,6 +22,7 @@ struct ildl_handle {
     int64_t *tmap;        /* [nnz] sorted slot -> slot of the transposed entry */
     ildl_analysis an;
     ildl_match_memo memo; /* the matching of A's current values (valid until new values come) */
+    int scale_stale;      /* an.scale not that of A's current values: their rescaling failed */
     double *user_values;  /* [nnz] copy of the values in the user's order */
     int factored;
     ildl_backend_env env; /* what the backend sees of this handle */

@@ -3,8 +3,9 @@
  * b = A*ones and measures, for each library (docs/baseline.md):
  *   first    a solve from nothing: cuDSS analysis + factorization + solve; ours ildl_setup +
  *            ildl_factor + ildl_solve (each repetition from a new handle / data object);
- *   refactor the same values factored again with the analysis reused, and solved: what an
- *            interior-point or Newton user pays at every step;
+ *   refactor new values (2A, A, 2A, ...: exact multiples, so the same solution) factored with
+ *            the analysis reused, and solved: what an interior-point or Newton user pays at
+ *            every step;
  *   ipm      (--ipm S) an interior-point loop: one analysis, then S steps of new values (the
  *            diagonal entries a_ii != 0 scaled by 10^(s u_i t/S), u_i uniform in [-1/2, 1/2),
  *            s = --spread decades, t = 1..S), factor and solve with b = A_t*ones, per step.
@@ -123,11 +124,11 @@ static void load(const char *path, Problem &P)
     P.x.resize((size_t)n);
 }
 
-/* The values of interior-point step t of S (t = 0: the file's), into A.val and lval, and
- * b = A_t * ones. */
-static void set_step(Problem &P, int t, int S, double spread)
+/* The values of interior-point step t of S (t = 0: the file's) times mult, into A.val and lval,
+ * and b = A_t * ones. */
+static void set_step(Problem &P, int t, int S, double spread, double mult = 1.0)
 {
-    std::copy(P.val0.begin(), P.val0.end(), P.A.val);
+    for (size_t k = 0; k < P.val0.size(); k++) P.A.val[k] = mult * P.val0[k];
     if (t > 0)
         for (size_t q = 0; q < P.dpos.size(); q++) P.A.val[P.dpos[q]] *= std::pow(10.0, spread * P.u[q] * t / S);
     for (size_t k = 0; k < P.lpos.size(); k++) P.lval[k] = P.A.val[P.lpos[k]];
@@ -349,8 +350,9 @@ static void measure(Out &o, Problem &P, int R, int steps, double spread, Lib &li
         if (r) first.push_back(m);
     }
     emit(o, "first", 0, med(first));
-    for (int r = 0; r < R; r++) {
+    for (int r = 0; r < R; r++) { /* new values each time: 2A, A, 2A, ... (exact multiples) */
         Meas m;
+        set_step(P, 0, 1, 0.0, r % 2 ? 1.0 : 2.0);
         m.factor = factor(m);
         m.solve = solve(m);
         m.residual = true_residual(P);
@@ -358,6 +360,7 @@ static void measure(Out &o, Problem &P, int R, int steps, double spread, Lib &li
     }
     emit(o, "refactor", 0, med(again));
     if (steps <= 0) return;
+    set_step(P, 0, 1, 0.0);
     lib.analyse(P);
     for (int t = 1; t <= steps; t++) {
         Meas m;

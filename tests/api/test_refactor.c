@@ -3,8 +3,8 @@
  * scaled preconditioner, and values of another scaling a different factor than RECOMPUTE),
  * EQUILIBRATE equilibrates the new values (the factor a fresh handle with scaling EQUILIBRATE
  * makes of them), and every mode solves an interior-point-like sequence whose diagonal spreads
- * over 6 decades, each solve checked on its true residual. Runs on the default backend (the GPU
- * where there is one). */
+ * over 6 decades, each solve checked on its true residual; the accepted values passed again give
+ * the factor of ildl_factor(h, NULL). Runs on the default backend (the GPU where there is one). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -159,6 +159,48 @@ static void test_sequence(void **state)
     ildl_csr_free(&At);
 }
 
+/* The accepted values passed again (ildl_setup's to the first ildl_factor: the library skips
+ * their check and, with RECOMPUTE, their matching) give the factor of ildl_factor(h, NULL), bit
+ * for bit, with RECOMPUTE and KEEP; EQUILIBRATE equilibrates them as it would new values. */
+static void test_same_values(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    kkt(&A);
+    int32_t n = A.n;
+    int64_t nnz = A.rowptr[n];
+    double *r = ramp(n), *z0 = malloc(sizeof(double) * (size_t)n), *z = malloc(sizeof(double) * (size_t)n);
+    double *v = malloc(sizeof(double) * (size_t)nnz);
+    assert_non_null(z0), assert_non_null(z), assert_non_null(v);
+    const int modes[3] = {ILDL_REFACTOR_SCALING_RECOMPUTE, ILDL_REFACTOR_SCALING_KEEP,
+                          ILDL_REFACTOR_SCALING_EQUILIBRATE};
+    for (int m = 0; m < 2; m++) {
+        ildl_handle *h = make(&A, ILDL_SCALING_MATCHING, modes[m]); /* factored with NULL */
+        apply(h, r, z0);
+        memcpy(v, A.val, sizeof(double) * (size_t)nnz);
+        assert_int_equal(ildl_factor(h, v), ILDL_SUCCESS);
+        apply(h, r, z);
+        assert_memory_equal(z, z0, sizeof(double) * (size_t)n);
+        assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+        apply(h, r, z);
+        assert_memory_equal(z, z0, sizeof(double) * (size_t)n);
+        ildl_destroy(h);
+    }
+    /* EQUILIBRATE equilibrates the same values as new ones: the factor of a handle that got them
+     * after other values */
+    ildl_handle *h1 = make(&A, ILDL_SCALING_MATCHING, modes[2]), *h2 = make(&A, ILDL_SCALING_MATCHING, modes[2]);
+    assert_int_equal(ildl_factor(h1, A.val), ILDL_SUCCESS);
+    for (int64_t p = 0; p < nnz; p++) v[p] = 2.0 * A.val[p];
+    assert_int_equal(ildl_factor(h2, v), ILDL_SUCCESS);
+    assert_int_equal(ildl_factor(h2, A.val), ILDL_SUCCESS);
+    apply(h1, r, z0);
+    apply(h2, r, z);
+    assert_memory_equal(z, z0, sizeof(double) * (size_t)n);
+    ildl_destroy(h1), ildl_destroy(h2);
+    free(r), free(z0), free(z), free(v);
+    ildl_csr_free(&A);
+}
+
 static void test_bad_option(void **state)
 {
     (void)state;
@@ -183,6 +225,7 @@ int main(void)
         cmocka_unit_test(test_keep),
         cmocka_unit_test(test_equilibrate),
         cmocka_unit_test(test_sequence),
+        cmocka_unit_test(test_same_values),
         cmocka_unit_test(test_bad_option),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
