@@ -41,27 +41,8 @@ extern "C" {
 #include "core/util.h"
 #include "io/mmio.h"
 }
+#include "errors.h"
 
-struct Error : std::runtime_error {
-    explicit Error(const std::string &s) : std::runtime_error(s) {}
-};
-
-static std::string strf(const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return std::string(buf);
-}
-
-#define CUDA_CK(call)                                                                                    \
-    do {                                                                                                 \
-        cudaError_t e_ = (call);                                                                         \
-        if (e_ != cudaSuccess)                                                                           \
-            throw Error(strf("%s:%d: %s failed: %s", __FILE__, __LINE__, #call, cudaGetErrorString(e_))); \
-    } while (0)
 #define CUDSS_CK(call)                                                                        \
     do {                                                                                      \
         cudssStatus_t s_ = (call);                                                            \

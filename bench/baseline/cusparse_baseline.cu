@@ -33,31 +33,11 @@ extern "C" {
 #include "core/csr.h"
 #include "io/mmio.h"
 }
+#include "errors.h"
 #include "krylov.h"
 
 /* ------------------------------------------------------------------ errors */
 
-struct Error : std::runtime_error {
-    explicit Error(const std::string &s) : std::runtime_error(s) {}
-};
-
-static std::string strf(const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return std::string(buf);
-}
-
-#define CUDA_CK(call)                                                                        \
-    do {                                                                                     \
-        cudaError_t e_ = (call);                                                             \
-        if (e_ != cudaSuccess)                                                               \
-            throw Error(strf("%s:%d: %s failed: %s (%s)", __FILE__, __LINE__, #call,         \
-                             cudaGetErrorName(e_), cudaGetErrorString(e_)));                 \
-    } while (0)
 #define CUSPARSE_CK(call)                                                                    \
     do {                                                                                     \
         cusparseStatus_t s_ = (call);                                                        \
