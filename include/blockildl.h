@@ -330,6 +330,10 @@ const char *ildl_last_error(const ildl_handle *h);
 /* Library version as "MAJOR.MINOR.PATCH" (never NULL). */
 const char *ildl_version(void);
 
+/* The CUDA devices the CUDA backend can use (options.device_id 0 .. this - 1): 0 without a GPU
+ * or in a build without CUDA. Starts CUDA in the process if nothing has yet. */
+int ildl_device_count(void);
+
 /* Analyse A and create a handle: validate, scale, order, block, compute the symbolic
  * block fill and level sets, lay out the tile store and (CUDA backend) allocate device
  * memory. The matrix is n x n in 0-based CSR with the full symmetric pattern: rowptr[n+1],

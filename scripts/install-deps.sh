@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Install the Debian packages libblockildl needs, only when something is missing.
 # (CUDA is optional and comes from the NVIDIA toolkit, not from here.)
+#   install-deps.sh [test]   test: also what only the tests need beyond the build (PETSc and
+#                            MPI for the PETSc preconditioner's tests; `make test` passes it)
 set -euo pipefail
 need=()
 have_header() { [ -e "/usr/include/$1" ] || [ -e "/usr/include/suitesparse/$1" ] || [ -e "/usr/local/include/$1" ]; }
@@ -19,6 +21,11 @@ command -v python3 >/dev/null 2>&1 && ! python3 -c "import ensurepip, venv" >/de
 command -v clang >/dev/null 2>&1 || need+=(clang)
 compgen -G '/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a' >/dev/null || need+=(libclang-rt-dev)
 compgen -G '/usr/lib/llvm-*/lib/libomp.so' >/dev/null || need+=(libomp-dev)
+# the PETSc preconditioner (libblockildl_petsc) and its MPI tests: PETSc 3.18 with OpenMPI
+if [ "${1:-}" = test ]; then
+  [ -e /usr/lib/x86_64-linux-gnu/pkgconfig/PETSc.pc ] || compgen -G '/usr/lib/*/pkgconfig/PETSc.pc' >/dev/null \
+    || need+=(petsc-dev openmpi-bin)
+fi
 if [ ${#need[@]} -eq 0 ]; then
   echo "install-deps: all dependencies present"
   exit 0

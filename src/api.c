@@ -153,6 +153,8 @@ int ildl_api_setup_fail(int st, const char *fmt, ...)
 
 ILDL_API const char *ildl_version(void) { return ILDL_VERSION_STRING; }
 
+ILDL_API int ildl_device_count(void) { return ildl_backend_device_count(); }
+
 static int check_options(const ildl_options *o, char *msg, size_t len)
 {
     if (o->backend < ILDL_BACKEND_AUTO || o->backend > ILDL_BACKEND_CUDA)

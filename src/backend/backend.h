@@ -63,5 +63,7 @@ void *ildl_backend_probe_start(const ildl_options *opt);
 /* Join the probe of ildl_backend_probe_start(opt) (NULL allowed): the number of usable GPUs, 0
  * when opt asks for the CPU backend. */
 int ildl_backend_probe_finish(const ildl_options *opt, void *probe);
+/* The CUDA devices the CUDA backend can use (0 without a GPU or in a build without CUDA). */
+int ildl_backend_device_count(void);
 
 #endif

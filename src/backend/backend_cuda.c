@@ -309,6 +309,8 @@ void *ildl_backend_probe_start(const ildl_options *opt)
     return opt->backend == ILDL_BACKEND_CPU ? NULL : ildl_cuda_warmup_start(opt->device_id);
 }
 
+int ildl_backend_device_count(void) { return ildl_cuda_device_count(); }
+
 int ildl_backend_probe_finish(const ildl_options *opt, void *probe)
 {
     return opt->backend == ILDL_BACKEND_CPU ? 0 : ildl_cuda_warmup_finish(probe); /* NULL: counts at once */

@@ -862,6 +862,10 @@ static void test_cuda_request_without_gpu(void **state)
     o.backend = ILDL_BACKEND_CUDA;
     ildl_handle *h = NULL;
     int st = ildl_setup(2, rp, c, v, &o, &h);
+    /* ildl_device_count agrees: no device exactly when the CUDA backend is refused for it */
+    int ndev = ildl_device_count();
+    assert_true(ndev >= 0);
+    assert_int_equal(ndev == 0, st == ILDL_ERR_NO_DEVICE);
     if (st == ILDL_ERR_NO_DEVICE) {
         assert_null(h);
         assert_true(strlen(ildl_last_error(NULL)) > 0);
