@@ -4,6 +4,7 @@
 # (blockildl.pc) and once statically (blockildl-static.pc: libblockildl.a and what it needs), and
 # through find_package, and run each: each must solve (exit 0). The exported CMake files must name
 # no library of this machine by its path (AMD, METIS and libm come as imported targets or names).
+# Where libblockildl_petsc was built, a PETSc program against it too (docs/petsc.md).
 #   usage: check_install.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 src=$2
@@ -48,5 +49,19 @@ if [ -x "$build/bench/gen/ildl-gen" ]; then
   [ -x "$prefix/bin/ildl-gen" ] || { echo "ildl-gen was built but not installed" >&2; exit 1; }
   "$prefix/bin/ildl-gen" control 8 "$prefix/control8.mtx" > /dev/null
   "$prefix/bin/ildl" solve "$prefix/control8.mtx" --backend cpu --threads 1 > "$prefix/gen-solve.out"
+fi
+# the PETSc preconditioner (where it was built): a PETSc program built against the installed
+# libblockildl_petsc, -pc_type blockildl on one rank and -sub_pc_type blockildl on two
+if [ -e "$libdir/libblockildl_petsc.so" ] && ! command -v mpicc > /dev/null; then
+  echo "install check: SKIP the PETSc program (libblockildl_petsc built, but no mpicc)"
+elif [ -e "$libdir/libblockildl_petsc.so" ]; then
+  [ -e "$prefix/include/blockildl_petsc.h" ] || { echo "blockildl_petsc.h not installed" >&2; exit 1; }
+  mpicc -std=c11 "$src/examples/petsc/kkt_petsc.c" -I"$prefix/include" $(pkg-config --cflags PETSc) \
+    -L"$libdir" -lblockildl_petsc -lblockildl $(pkg-config --libs PETSc) -lm -Wl,-rpath,"$libdir" -o "$prefix/kkt_petsc"
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+  "$prefix/kkt_petsc" -m 20 -pc_type blockildl -pc_blockildl_backend cpu > "$prefix/petsc-seq.out"
+  mpiexec -n 2 --oversubscribe "$prefix/kkt_petsc" -m 20 -pc_type bjacobi -sub_pc_type blockildl \
+    -sub_pc_blockildl_backend cpu > "$prefix/petsc-bjacobi.out"
+  echo "install check: a PETSc program against the installed libblockildl_petsc converges on 1 and 2 ranks"
 fi
 echo "install check: shared and static links through blockildl.pc and find_package solve"
