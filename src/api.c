@@ -427,7 +427,7 @@ static int refactor_rescale(ildl_handle *h)
     switch (h->opt.refactor_scaling) {
     case ILDL_REFACTOR_SCALING_KEEP: return ILDL_SUCCESS;
     case ILDL_REFACTOR_SCALING_EQUILIBRATE: return ildl_scale_equilibrate(&h->A, 20, 1e-3, h->an.scale);
-    default: return ildl_analyse_rescale(&h->A, &h->opt, h->an.scale);
+    default: return ildl_analyse_rescale(&h->A, &h->opt, &h->memo, h->an.scale);
     }
 }
 

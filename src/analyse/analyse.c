@@ -7,7 +7,10 @@
 #include "analyse/scale.h"
 #include "core/util.h"
 
-int ildl_analyse_rescale(const ildl_csr *A, const ildl_options *o, double *scale)
+static int match_scale_memo(const ildl_csr *A, ildl_match_memo *memo, double *scale, int32_t *pair,
+                            int32_t *n_unmatched);
+
+int ildl_analyse_rescale(const ildl_csr *A, const ildl_options *o, ildl_match_memo *memo, double *scale)
 {
     switch (o->scaling) {
     case ILDL_SCALING_NONE:
@@ -20,7 +23,7 @@ int ildl_analyse_rescale(const ildl_csr *A, const ildl_options *o, double *scale
          * ordering built around them) are kept, so they may no longer be this matching's. */
         int32_t unmatched, *pair = ildl_malloc(sizeof(int32_t) * (size_t)A->n);
         if (!pair) return ILDL_ERR_OUT_OF_MEMORY;
-        int st = ildl_match_scale(A, scale, pair, &unmatched);
+        int st = match_scale_memo(A, memo, scale, pair, &unmatched);
         free(pair);
         return st;
     }
@@ -298,7 +301,7 @@ int ildl_analyse_within(const ildl_csr *A, const int64_t *src, const ildl_option
         if (!pair) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
         st = match_scale_memo(A, memo, an->scale, pair, &an->n_unmatched);
     } else {
-        st = ildl_analyse_rescale(A, o, an->scale);
+        st = ildl_analyse_rescale(A, o, NULL, an->scale);
     }
     if (st) { ildl_msg(msg, msglen, "scaling failed"); goto cleanup; }
     an->t_scale = ildl_wtime() - t;

@@ -54,8 +54,10 @@ int ildl_analyse_within(const ildl_csr *A, const int64_t *src, const ildl_option
                         int64_t *needed, ildl_match_memo *memo, ildl_analysis *an, char *msg, size_t msglen);
 
 /* Recompute the scaling for new values of A (same pattern) as o->scaling says. MATCHING
- * computes a fresh matching and scaling but the analysis keeps its pairs (pair_hint). */
-int ildl_analyse_rescale(const ildl_csr *A, const ildl_options *o, double *scale);
+ * computes a fresh matching and scaling but the analysis keeps its pairs (pair_hint); with a
+ * memo (may be NULL; cleared by the caller when the values changed) the matching is kept there,
+ * so that a later analysis of the same values (the ladder's) does not compute it again. */
+int ildl_analyse_rescale(const ildl_csr *A, const ildl_options *o, ildl_match_memo *memo, double *scale);
 
 /* Everything after the blocking an->blk (set, with an->n and an->scale): pair hints from pair
  * ([n] original indices, or NULL to keep an->pair_hint as it is), the permuted copy, the block

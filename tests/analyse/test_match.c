@@ -587,7 +587,7 @@ static void test_analyse_matching(void **state)
     ildl_options opt;
     ildl_options_default(&opt);
     opt.scaling = ILDL_SCALING_MATCHING;
-    assert_int_equal(ildl_analyse_rescale(&A, &opt, s2), ILDL_SUCCESS);
+    assert_int_equal(ildl_analyse_rescale(&A, &opt, NULL, s2), ILDL_SUCCESS);
     for (int32_t i = 0; i < n; i++) assert_true(s2[i] == s[i]);
     /* equilibration leaves no pair hints */
     opt.scaling = ILDL_SCALING_EQUILIBRATE;
@@ -644,6 +644,15 @@ static void test_match_memo(void **state)
     ildl_match_memo_clear(&memo);
     assert_int_equal(ildl_analyse_within(&A, NULL, &o, 0, NULL, &memo, &a, NULL, 0), ILDL_SUCCESS);
     assert_true(a.scale[0] == keep0 && memo.valid && memo.scale[0] == keep0);
+    /* a rescaling of new values fills a cleared memo too: the analysis' scaling, kept */
+    ildl_match_memo_clear(&memo);
+    double *s = malloc(sizeof(double) * (size_t)n);
+    assert_non_null(s);
+    assert_int_equal(ildl_analyse_rescale(&A, &o, &memo, s), ILDL_SUCCESS);
+    assert_true(memo.valid);
+    assert_memory_equal(s, a.scale, sizeof(double) * (size_t)n);
+    assert_memory_equal(memo.scale, a.scale, sizeof(double) * (size_t)n);
+    free(s);
     ildl_analysis_free(&a);
     ildl_match_memo_free(&memo);
     ildl_csr_free(&A);
