@@ -1,10 +1,11 @@
 /* kkt_petsc.c -- libblockildl as a PETSc preconditioner on a distributed saddle-point system.
  *
- * The system: on an m x m grid, per cell k an unknown u_k and a multiplier p_k, interleaved
- * (rows 2k, 2k+1), so that a partition of the rows by cells gives every rank both kinds:
- *   [ H  B^T ] [u]   H = the 5-point Laplacian on u (Dirichlet), times 10^(s_k) on its diagonal
- *   [ B  -dI ] [p]   (an interior-point-like spread of s decades, -spread S); B: p_k = u_k - u_right
- *                    (the last cell of a grid row: u_k alone); d = 1e-6.
+ * The system: on an m x m grid (m x m x m with -dim 3), per cell k an unknown u_k and a multiplier
+ * p_k, interleaved (rows 2k, 2k+1), so that a partition of the rows by cells gives every rank both
+ * kinds:
+ *   [ H  B^T ] [u]   H = the 5-point (3D: 7-point) Laplacian on u (Dirichlet), times 10^(s_k) on
+ *   [ B  -dI ] [p]   its diagonal (an interior-point-like spread of s decades, -spread S);
+ *                    B: p_k = u_k - u_right (the last cell of a grid row: u_k alone); d = 1e-6.
  * Quasi-definite, so every principal block (each rank's, under PCBJACOBI) is nonsingular and
  * indefinite. b = A * ones. Solved with the KSP and PC of the options database, e.g.
  *   mpiexec -n 2 ./kkt_petsc -m 100 -ksp_type fgmres -pc_type bjacobi -sub_pc_type blockildl
@@ -17,7 +18,7 @@
 
 int main(int argc, char **argv)
 {
-    PetscInt m = 40, lo, hi;
+    PetscInt m = 40, dim = 2, lo, hi;
     PetscReal spread = 4.0, check_tol = 1e-6, delta = 1e-6;
     Mat A;
     Vec x, b, r, ones;
@@ -25,9 +26,11 @@ int main(int argc, char **argv)
     PetscCall(PetscInitialize(&argc, &argv, NULL, "kkt_petsc: a saddle-point system solved with PCBLOCKILDL\n"));
     PetscCall(PCBlockILDLRegister());
     PetscCall(PetscOptionsGetInt(NULL, NULL, "-m", &m, NULL));
+    PetscCall(PetscOptionsGetInt(NULL, NULL, "-dim", &dim, NULL));
+    PetscCheck(dim == 2 || dim == 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-dim must be 2 or 3");
     PetscCall(PetscOptionsGetReal(NULL, NULL, "-spread", &spread, NULL));
     PetscCall(PetscOptionsGetReal(NULL, NULL, "-check_tol", &check_tol, NULL));
-    PetscInt cells = m * m, n = 2 * cells;
+    PetscInt plane = m * m, cells = dim == 3 ? plane * m : plane, n = 2 * cells;
 
     PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
     /* rows by whole cells: a rank's range starts at an even row */
@@ -37,16 +40,18 @@ int main(int argc, char **argv)
     PetscInt mycells = cells / size + (rank < cells % size);
     PetscCall(MatSetSizes(A, 2 * mycells, 2 * mycells, n, n));
     PetscCall(MatSetType(A, MATAIJ));
-    PetscCall(MatSeqAIJSetPreallocation(A, 7, NULL));
-    PetscCall(MatMPIAIJSetPreallocation(A, 7, NULL, 4, NULL));
+    PetscCall(MatSeqAIJSetPreallocation(A, 9, NULL));
+    PetscCall(MatMPIAIJSetPreallocation(A, 9, NULL, 6, NULL));
     PetscCall(MatGetOwnershipRange(A, &lo, &hi));
     for (PetscInt row = lo; row < hi; row++) {
-        PetscInt k = row / 2, gi = k / m, gj = k % m, cols[7], nc = 0;
-        PetscScalar vals[7];
+        PetscInt k = row / 2, gi = (k % plane) / m, gj = k % m, gl = k / plane, cols[9], nc = 0;
+        PetscScalar vals[9];
         if (row % 2 == 0) { /* u_k: Laplacian row, then B^T */
             /* a fixed pseudo-random exponent per cell in [-1/2, 1/2) */
             double s = (double)((k * 2654435761u) % 1000u) / 1000.0 - 0.5;
-            cols[nc] = row, vals[nc++] = 4.0 * pow(10.0, spread * s);
+            cols[nc] = row, vals[nc++] = 2.0 * dim * pow(10.0, spread * s);
+            if (dim == 3 && gl > 0) cols[nc] = 2 * (k - plane), vals[nc++] = -1.0;
+            if (dim == 3 && gl < m - 1) cols[nc] = 2 * (k + plane), vals[nc++] = -1.0;
             if (gi > 0) cols[nc] = 2 * (k - m), vals[nc++] = -1.0;
             if (gi < m - 1) cols[nc] = 2 * (k + m), vals[nc++] = -1.0;
             if (gj > 0) cols[nc] = 2 * (k - 1), vals[nc++] = -1.0;

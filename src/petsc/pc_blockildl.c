@@ -26,6 +26,8 @@ typedef struct {
 
 static const char *const backends[] = {"auto", "cpu", "cuda", "PCBlockILDLBackend", "", NULL};
 static const char *const pivots[] = {"none", "bk", "rook", "PCBlockILDLPivot", "", NULL};
+static const char *const orderings[] = {"amd", "rcm", "gmc", "metis", "natural", "auto", "gmc_fill", "PCBlockILDLOrdering", "",
+                                        NULL};
 static const char *const blockings[] = {"rb", "br", "PCBlockILDLBlocking", "", NULL};
 static const char *const scalings[] = {"none", "equilibrate", "matching", "PCBlockILDLScaling", "", NULL};
 static const char *const refactor_scalings[] = {"recompute", "keep", "equilibrate", "PCBlockILDLRefactorScaling", "",
@@ -148,6 +150,7 @@ static PetscErrorCode PCSetFromOptions_BlockILDL(PC pc, PetscOptionItems *PetscO
     PetscInt fill_level = o->fill_level, max_block = o->max_block_size, threads = o->num_threads;
     PetscReal fill_factor = o->fill_factor, drop = o->drop_tol, pivot_tol = o->pivot_tol;
     PetscEnum backend = (PetscEnum)o->backend, pivot = (PetscEnum)o->pivoting, blocking = (PetscEnum)o->blocking;
+    PetscEnum ordering = (PetscEnum)o->ordering;
     PetscEnum scaling = (PetscEnum)o->scaling, rescale = (PetscEnum)o->refactor_scaling;
     PetscEnum precision = (PetscEnum)o->precision, mode = (PetscEnum)o->apply_mode;
     PetscFunctionBegin;
@@ -165,6 +168,8 @@ static PetscErrorCode PCSetFromOptions_BlockILDL(PC pc, PetscOptionItems *PetscO
                                pivot, &pivot, NULL));
     PetscCall(PetscOptionsReal("-pc_blockildl_pivot_tol", "pivots below this (after scaling) are perturbed",
                                "ildl_options.pivot_tol", pivot_tol, &pivot_tol, NULL));
+    PetscCall(PetscOptionsEnum("-pc_blockildl_ordering", "ordering of the blocks (auto: docs/ordering.md)",
+                               "ildl_options.ordering", orderings, ordering, &ordering, NULL));
     PetscCall(PetscOptionsEnum("-pc_blockildl_blocking", "blocking strategy", "ildl_options.blocking", blockings, blocking,
                                &blocking, NULL));
     PetscCall(PetscOptionsInt("-pc_blockildl_max_block_size", "rows per block, 1..32", "ildl_options.max_block_size",
@@ -183,6 +188,7 @@ static PetscErrorCode PCSetFromOptions_BlockILDL(PC pc, PetscOptionItems *PetscO
     o->backend = (int)backend;
     o->pivoting = (int)pivot;
     o->blocking = (int)blocking;
+    o->ordering = (int)ordering;
     o->scaling = (int)scaling;
     o->refactor_scaling = (int)rescale;
     o->precision = (int)precision;
@@ -205,20 +211,21 @@ static PetscErrorCode PCView_BlockILDL(PC pc, PetscViewer viewer)
     PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
     if (!ascii) PetscFunctionReturn(0);
     PetscCall(PetscViewerASCIIPrintf(viewer, "  libblockildl %s: backend %s, fill level %d, fill factor %g, threshold %g, "
-                                             "pivot %s, blocking %s, scaling %s, refactor scaling %s, precision %s, apply %s\n",
+                                             "pivot %s, ordering %s, blocking %s, scaling %s, refactor scaling %s, precision %s, apply %s\n",
                                      ildl_version(), backends[o->backend], o->fill_level, o->fill_factor, o->drop_tol,
-                                     pivots[o->pivoting], blockings[o->blocking], scalings[o->scaling],
+                                     pivots[o->pivoting], orderings[o->ordering], blockings[o->blocking], scalings[o->scaling],
                                      refactor_scalings[o->refactor_scaling], precisions[o->precision],
                                      apply_modes[o->apply_mode]));
     if (p->h) {
         ildl_info info;
         if (ildl_get_info(p->h, &info) == ILDL_SUCCESS)
             PetscCall(PetscViewerASCIIPrintf(viewer,
-                                             "  factored on %s%s%s: n %d, %d blocks, %d levels, %lld entries kept (fill %.2f), "
+                                             "  factored on %s%s%s: n %d, ordering %s, %d blocks, %d levels, %lld entries kept (fill %.2f), "
                                              "%d perturbed pivots, inertia (%d, %d, %d)\n",
                                              info.backend == ILDL_BACKEND_CUDA ? "the GPU " : "the CPU",
                                              info.backend == ILDL_BACKEND_CUDA ? info.device_name : "",
                                              info.rung > 0 ? " (a rung of the ladder)" : "", (int)info.n,
+                                             info.ordering_used >= 0 && info.ordering_used <= 6 ? orderings[info.ordering_used] : "?",
                                              (int)info.num_blocks, (int)info.num_levels, (long long)info.factor_nnz,
                                              info.fill, (int)info.num_perturbed, (int)info.inertia_pos,
                                              (int)info.inertia_neg, (int)info.inertia_zero));
