@@ -82,6 +82,8 @@ timeout 120 $B/tests/cuda_test_cuda_threads > "$OUTDIR/threads.log" 2>&1; echo "
 grep -E "^job " "$OUTDIR/threads.log"
 timeout 120 $B/tests/cuda_test_cuda_devices > "$OUTDIR/devices.log" 2>&1; echo "device_id test exit $?"
 grep -E "^device|^SKIP" "$OUTDIR/devices.log"
+timeout 120 $B/tests/cuda_test_cuda_gje > "$OUTDIR/gje.log" 2>&1; echo "block-Jacobi (Gauss-Jordan) test exit $?"
+grep -E "^GPU block-Jacobi|^SKIP" "$OUTDIR/gje.log"
 if [ -n "$SAN" ]; then
   CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   case "$SAN" in sanitize) TOOLS=memcheck ;; racecheck) TOOLS=racecheck ;; *) TOOLS="memcheck racecheck" ;; esac
@@ -104,6 +106,11 @@ if [ -n "$SAN" ]; then
       > "$OUTDIR/sanitizer-$tool-nostage-split.log" 2>&1
     echo "compute-sanitizer $tool, no staging tiles, rows split, exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-nostage-split.log" | tail -n 1)"
     tuned_ok "$OUTDIR/sanitizer-$tool-nostage-split.log"
+  done
+  # block-Jacobi's Gauss-Jordan inversion and apply (shared-memory staging, warp shuffles)
+  for tool in $TOOLS; do
+    timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_gje > "$OUTDIR/sanitizer-$tool-gje.log" 2>&1
+    echo "compute-sanitizer $tool, block-Jacobi, exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-gje.log" | tail -n 1)"
   done
   # the 2-norms' scaled paths (host-driven and the step kernel's one-block fallback) and the
   # solves of right-hand sides scaled far out

@@ -141,4 +141,19 @@ const char *ildl_cuda_device_name(const ildl_cuda_ctx *c);
 
 void ildl_cuda_destroy(ildl_cuda_ctx *c);
 
+/* Block-Jacobi's batch (src/cpu/gje.h: layouts, contracts, the order of operations) on the
+ * device, the same bits as ildl_gje_invert and ildl_gje_apply. The _async functions take device
+ * arrays and queue one kernel on stream (a cudaStream_t, NULL: the default stream; x may equal
+ * z); ILDL_ERR_DEVICE if the launch failed. ildl_cuda_gje_host copies a host batch to device
+ * device_id, inverts it, applies the inverses to x into z when both are given, copies inv (and
+ * perturbed, where not NULL) back and frees what it allocated: the statuses of a CUDA call,
+ * ILDL_ERR_NO_DEVICE without one, with msg set. */
+int ildl_cuda_gje_invert_async(int64_t count, const int32_t *size, const int64_t *offset, const double *A,
+                               double tol, double perturb, double *inv, int32_t *perturbed, void *stream);
+int ildl_cuda_gje_apply_async(int64_t count, const int32_t *size, const int64_t *offset, const int64_t *rowptr,
+                              const double *inv, const double *x, double *z, void *stream);
+int ildl_cuda_gje_host(int device_id, int64_t count, const int32_t *size, const int64_t *offset,
+                       const int64_t *rowptr, const double *A, double tol, double perturb, double *inv,
+                       int32_t *perturbed, const double *x, double *z, char *msg, size_t msglen);
+
 #endif

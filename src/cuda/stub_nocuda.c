@@ -115,3 +115,28 @@ int ildl_cuda_apply_wait(ildl_cuda_ctx *c, int own, void *stream)
     (void)c; (void)own; (void)stream;
     return ILDL_ERR_NO_DEVICE;
 }
+
+int ildl_cuda_gje_invert_async(int64_t count, const int32_t *size, const int64_t *offset, const double *A,
+                               double tol, double perturb, double *inv, int32_t *perturbed, void *stream)
+{
+    (void)count; (void)size; (void)offset; (void)A; (void)tol; (void)perturb; (void)inv; (void)perturbed;
+    (void)stream;
+    return ILDL_ERR_NO_DEVICE;
+}
+
+int ildl_cuda_gje_apply_async(int64_t count, const int32_t *size, const int64_t *offset, const int64_t *rowptr,
+                              const double *inv, const double *x, double *z, void *stream)
+{
+    (void)count; (void)size; (void)offset; (void)rowptr; (void)inv; (void)x; (void)z; (void)stream;
+    return ILDL_ERR_NO_DEVICE;
+}
+
+int ildl_cuda_gje_host(int device_id, int64_t count, const int32_t *size, const int64_t *offset,
+                       const int64_t *rowptr, const double *A, double tol, double perturb, double *inv,
+                       int32_t *perturbed, const double *x, double *z, char *msg, size_t msglen)
+{
+    (void)device_id; (void)count; (void)size; (void)offset; (void)rowptr; (void)A; (void)tol; (void)perturb;
+    (void)inv; (void)perturbed; (void)x; (void)z;
+    ildl_msg(msg, msglen, "block-Jacobi on the device: this build has no CUDA backend");
+    return ILDL_ERR_NO_DEVICE;
+}
