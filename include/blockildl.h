@@ -186,6 +186,20 @@ typedef enum {
                             use it where the method needs SPD. Both backends, the same bits */
 } ildl_apply_mode;
 
+/* The preconditioner built from the blocks (options.method; docs/methods.md). */
+typedef enum {
+    ILDL_METHOD_ILDL = 0,        /* the block-incomplete LDL^T (default) */
+    ILDL_METHOD_BLOCK_JACOBI = 1 /* block-Jacobi: the diagonal blocks of the scaled, permuted A (the
+                                    analysis' blocks, at most 32 rows) inverted by Gauss-Jordan
+                                    elimination with implicit pivoting (pivots below pivot_tol
+                                    perturbed), applied as a batched product; both backends, the
+                                    same bits. Cheap to build, more iterations where the blocks
+                                    couple. Double precision and apply_mode LDLT only; no
+                                    push-back. The ladder's rungs 1 and 2 are block-iLDL^T
+                                    factors. ildl_info: factor_nnz counts the inverses' entries,
+                                    num_perturbed the perturbed pivots, inertia is 0 */
+} ildl_method;
+
 /* Log callback: receives one line (no trailing newline) when verbosity > 0. */
 typedef void (*ildl_log_fn)(void *ctx, const char *line);
 /* Progress callback: called by ildl_solve after every SQMR iteration with the iteration
@@ -244,7 +258,8 @@ typedef struct ildl_options {
                                SQMR always uses LDLT) */
     int refactor_scaling;   /* ildl_refactor_scaling: the scaling of a refactorization with new
                                values; default RECOMPUTE (docs/robustness.md, "Refactorizations") */
-    int reserved_int[9];
+    int method;             /* ildl_method: the preconditioner; default ILDL */
+    int reserved_int[8];
     double escalation_max_bytes;   /* >= 0, finite: a rung whose factor would need more bytes (its
                                       entries, 10 bytes each in double precision, 6 in single) is
                                       not taken; 0 = the host's physical memory / 2; default 0.

@@ -105,6 +105,7 @@ ILDL_API int ildl_options_default(ildl_options *o)
     o->pushback_rounds = 0;
     o->apply_mode = ILDL_APPLY_LDLT;
     o->refactor_scaling = ILDL_REFACTOR_SCALING_RECOMPUTE;
+    o->method = ILDL_METHOD_ILDL;
     return ILDL_SUCCESS;
 }
 
@@ -212,6 +213,19 @@ static int check_options(const ildl_options *o, char *msg, size_t len)
     if (o->pushback_rounds < 0 || o->pushback_rounds > ILDL_MAX_PUSHBACK_ROUNDS)
         return ildl_msg(msg, len, "pushback_rounds = %d, must be in 0..%d", o->pushback_rounds,
                         ILDL_MAX_PUSHBACK_ROUNDS), ILDL_ERR_INVALID_OPTION;
+    if (o->method != ILDL_METHOD_ILDL && o->method != ILDL_METHOD_BLOCK_JACOBI)
+        return ildl_msg(msg, len, "unknown method %d", o->method), ILDL_ERR_INVALID_OPTION;
+    if (o->method == ILDL_METHOD_BLOCK_JACOBI) {
+        if (o->precision != ILDL_PREC_DOUBLE)
+            return ildl_msg(msg, len, "method block-Jacobi computes in double precision: precision must be DOUBLE"),
+                   ILDL_ERR_INVALID_OPTION;
+        if (o->apply_mode != ILDL_APPLY_LDLT)
+            return ildl_msg(msg, len, "apply_mode SPD needs method ILDL (block-Jacobi has no |D|)"),
+                   ILDL_ERR_INVALID_OPTION;
+        if (o->pushback_rounds > 0)
+            return ildl_msg(msg, len, "pushback_rounds needs method ILDL (block-Jacobi has no pivots to push back)"),
+                   ILDL_ERR_INVALID_OPTION;
+    }
     return ILDL_SUCCESS;
 }
 

@@ -16,6 +16,7 @@
 static void rung_options(const ildl_options *u, int rung, ildl_options *o)
 {
     *o = *u;
+    if (rung > 0) o->method = ILDL_METHOD_ILDL; /* the ladder climbs to block-iLDL^T factors */
     if (rung == 1) {
         if (o->fill_level < 3) o->fill_level = 3;
         if (o->fill_factor > 0.0 && o->fill_factor < 16.0) o->fill_factor = 16.0;
@@ -34,7 +35,7 @@ static int next_rung(const ildl_handle *h)
     for (int r = h->rung + 1; r <= h->user_opt.escalation; r++) {
         ildl_options o;
         rung_options(&h->user_opt, r, &o);
-        if (o.fill_level != h->opt.fill_level || o.fill_factor != h->opt.fill_factor ||
+        if (o.method != h->opt.method || o.fill_level != h->opt.fill_level || o.fill_factor != h->opt.fill_factor ||
             o.drop_tol != h->opt.drop_tol)
             return r;
     }

@@ -29,6 +29,7 @@ static const named solve_kernels[] = {{"auto", ILDL_SOLVE_KERNELS_AUTO}, {"stage
 static const named l2_persists[] = {{"auto", ILDL_L2_PERSIST_AUTO}, {"off", ILDL_L2_PERSIST_OFF}, {0, 0}};
 static const named escalations[] = {{"none", ILDL_ESCALATE_NONE}, {"fill", ILDL_ESCALATE_FILL},
                                     {"complete", ILDL_ESCALATE_COMPLETE}, {0, 0}};
+static const named methods[] = {{"ildl", ILDL_METHOD_ILDL}, {"block-jacobi", ILDL_METHOD_BLOCK_JACOBI}, {0, 0}};
 static const named leftovers[] = {{"scan", ILDL_LEFTOVER_SCAN}, {"atomic", ILDL_LEFTOVER_ATOMIC}, {0, 0}};
 
 static const char *name_of(const named *t, int v)
@@ -84,6 +85,8 @@ static void usage(FILE *f)
         "  --fill-factor R               capacity per block r_f * nnz(A_ij); <= 0 unlimited [%g]\n"
         "  --threshold T                 drop tolerance tau [%g]\n"
         "  --pivot none|bk|rook          pivoting in diagonal blocks [%s]\n"
+        "  --method ildl|block-jacobi    the preconditioner: the block-iLDL^T, or block-Jacobi on the\n"
+        "                                same blocks (inverted by Gauss-Jordan; docs/methods.md) [%s]\n"
         "  --precision double|single|mixed   factor/solve precision [%s]\n"
         "  --block-size B                max rows per block, 1..32 [%d]\n"
         "  --block-threshold C           cosine similarity threshold [%g]\n"
@@ -120,7 +123,7 @@ static void usage(FILE *f)
         "exit status: 0 converged, 1 not converged, 2 error\n",
         name_of(backends, d.backend), name_of(orderings, d.ordering), name_of(blockings, d.blocking),
         name_of(scalings, d.scaling), d.fill_level, d.fill_factor, d.drop_tol, name_of(pivots, d.pivoting),
-        name_of(precisions, d.precision), d.max_block_size, d.block_threshold, name_of(leftovers, d.leftover),
+        name_of(methods, d.method), name_of(precisions, d.precision), d.max_block_size, d.block_threshold, name_of(leftovers, d.leftover),
         name_of(schedules, d.solve_schedule), name_of(solve_kernels, d.solve_kernels),
         name_of(l2_persists, d.l2_persist), name_of(escalations, d.escalation), d.escalation_max_bytes,
         d.escalation_max_seconds, ILDL_MAX_PUSHBACK_ROUNDS, d.pushback_rounds,
@@ -326,6 +329,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--blocking")) { NEEDV bad = parse_named(blockings, o, v, &opt.blocking); }
         else if (!strcmp(o, "--scaling")) { NEEDV bad = parse_named(scalings, o, v, &opt.scaling); }
         else if (!strcmp(o, "--pivot")) { NEEDV bad = parse_named(pivots, o, v, &opt.pivoting); }
+        else if (!strcmp(o, "--method")) { NEEDV bad = parse_named(methods, o, v, &opt.method); }
         else if (!strcmp(o, "--precision")) { NEEDV bad = parse_named(precisions, o, v, &opt.precision); }
         else if (!strcmp(o, "--leftover")) { NEEDV bad = parse_named(leftovers, o, v, &opt.leftover); }
         else if (!strcmp(o, "--schedule")) { NEEDV bad = parse_named(schedules, o, v, &opt.solve_schedule); }
@@ -522,8 +526,8 @@ report:
         printf(",\"blocks\":%d,\"levels\":%d,\"tiles\":%lld,\"factor_nnz\":%lld,\"fill\":", (int)info.num_blocks,
                (int)info.num_levels, (long long)info.num_tiles, (long long)info.factor_nnz);
         json_number(stdout, info.fill);
-        printf(",\"repeat\":%d,\"device_bytes\":%zu,\"schedule\":\"%s\"", repeat, info.device_bytes,
-               name_of(schedules, opt.solve_schedule));
+        printf(",\"repeat\":%d,\"device_bytes\":%zu,\"schedule\":\"%s\",\"method\":\"%s\"", repeat,
+               info.device_bytes, name_of(schedules, opt.solve_schedule), name_of(methods, opt.method));
         printf(",\"perturbed\":%d,\"pivots_2x2\":%d,\"ordering\":\"%s\",\"blocking\":\"%s\",\"pivot\":\"%s\","
                "\"scaling\":\"%s\",\"fill_level\":%d,\"fill_factor\":%g,\"threshold\":%g,\"precision\":\"%s\"",
                (int)info.num_perturbed, (int)info.num_2x2_pivots, name_of(orderings, opt.ordering),

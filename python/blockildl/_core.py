@@ -26,6 +26,7 @@ _ENUMS = {
     "escalation": ("ildl_escalation", "ILDL_ESCALATE_"),
     "apply_mode": ("ildl_apply_mode", "ILDL_APPLY_"),
     "refactor_scaling": ("ildl_refactor_scaling", "ILDL_REFACTOR_SCALING_"),
+    "method": ("ildl_method", "ILDL_METHOD_"),
 }
 # fields that are not keywords: callbacks, reserved room, and the initial guess (solve's x0)
 _NOT_OPTIONS = {"log_fn", "log_ctx", "progress_fn", "progress_ctx", "use_initial_guess"}

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "backend/backend.h"
 #include "core/util.h"
+#include "cpu/block_jacobi.h"
 
 typedef struct cpu_state {
     const ildl_backend_env *env;
@@ -11,6 +12,8 @@ typedef struct cpu_state {
     double *qs;   /* [n] scale of original row q[k] */
     double *work; /* [n] */
     double *work_multi; /* [n * ILDL_SOLVE_MULTI_MAX], made by the first apply_multi */
+    int bj_on;          /* options.method BLOCK_JACOBI: bj is the preconditioner, not the tiles */
+    ildl_block_jacobi bj;
 } cpu_state;
 
 static void cpu_destroy(void *state)
@@ -21,6 +24,7 @@ static void cpu_destroy(void *state)
     free(s->qs);
     free(s->work);
     free(s->work_multi);
+    if (s->bj_on) ildl_block_jacobi_free(&s->bj);
     free(s);
 }
 
@@ -39,6 +43,16 @@ static int cpu_create(const ildl_backend_env *env, void **state, char *msg, size
         cpu_destroy(s);
         ildl_msg(msg, msglen, "out of memory");
         return ILDL_ERR_OUT_OF_MEMORY;
+    }
+    if (env->opt->method == ILDL_METHOD_BLOCK_JACOBI) {
+        int st = ildl_block_jacobi_create(&env->an->blk, env->an->scale, &s->bj);
+        if (st) {
+            cpu_destroy(s);
+            ildl_msg(msg, msglen, st == ILDL_ERR_OUT_OF_MEMORY ? "out of memory (block-Jacobi's blocks)"
+                                                                 : "block-Jacobi: a block of more than 32 rows");
+            return st;
+        }
+        s->bj_on = 1;
     }
     *state = s;
     return ILDL_SUCCESS;
@@ -67,6 +81,13 @@ static int cpu_factor(void *state, const ildl_factor_params *p, int rescaled, il
     ildl_tiles *T = &s->env->an->tiles;
     int precision = s->env->opt->precision;
     (void)rescaled; /* the map is built anew after every factorization */
+    if (s->bj_on) { /* the analysis' order and scaling (new values may have rescaled) */
+        s->bj.perm = s->env->an->blk.perm;
+        s->bj.scale = s->env->an->scale;
+        ildl_block_jacobi_factor(&s->bj, s->env->A, p->pivot_tol, p->perturb);
+        ildl_block_jacobi_stats(&s->bj, fs);
+        return ILDL_SUCCESS;
+    }
     int st = precision == ILDL_PREC_SINGLE ? ildl_cpu_factor_s(T, p, fs) : ildl_cpu_factor(T, p, fs);
     if (st) {
         ildl_msg(msg, msglen, "CPU factorization failed: %s", ildl_strerror(st));
@@ -93,6 +114,10 @@ static int apply_mode(cpu_state *s, const double *r, double *z, int abs_d)
     const ildl_tiles *T = &s->env->an->tiles;
     int32_t n = s->env->A->n;
     double *w = s->work;
+    if (s->bj_on) { /* abs_d: refused with this method at setup */
+        ildl_block_jacobi_apply(&s->bj, r, z);
+        return ILDL_SUCCESS;
+    }
     for (int32_t k = 0; k < n; k++) w[k] = s->qs[k] * r[s->q[k]];
     if (s->env->opt->precision == ILDL_PREC_SINGLE) { /* the float factor */
         if (abs_d) ildl_cpu_solve_abs_s(T, w);
@@ -114,6 +139,10 @@ static int apply_ptrs(cpu_state *s, int m, const double *const *r, double *const
 {
     const ildl_tiles *T = &s->env->an->tiles;
     int32_t n = s->env->A->n;
+    if (s->bj_on) { /* each column alone: the same bits */
+        for (int j = 0; j < m; j++) ildl_block_jacobi_apply(&s->bj, r[j], z[j]);
+        return ILDL_SUCCESS;
+    }
     if (!s->work_multi) {
         s->work_multi = ildl_malloc(sizeof(double) * (size_t)n * ILDL_SOLVE_MULTI_MAX);
         if (!s->work_multi) return ILDL_ERR_OUT_OF_MEMORY;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "backend/backend.h"
 #include "core/util.h"
+#include "cpu/block_jacobi.h"
 #include "cuda/cuda_backend.h"
 
 /* Columns of ildl_solve_multi solved at once, each by a solver of its own (clone.cu) on a host
@@ -19,6 +20,11 @@ typedef struct cuda_state {
     ildl_cuda_ctx *c;
     ildl_cuda_ctx *solvers[CUDA_MULTI_STREAMS - 1];
     int nsolvers;
+    /* options.method BLOCK_JACOBI: the blocks are taken here and inverted on the device */
+    int bj_on;
+    ildl_block_jacobi bj;
+    int32_t *q, *qinv; /* [n] the map an application uses (cpu/block_jacobi.h) */
+    double *qs;
 } cuda_state;
 
 /* "<what> failed: <status>[: <the CUDA call that failed>]" into msg; returns st. */
@@ -35,6 +41,10 @@ static void cuda_destroy(void *state)
     if (!s) return;
     for (int k = 0; k < s->nsolvers; k++) ildl_cuda_destroy(s->solvers[k]);
     ildl_cuda_destroy(s->c);
+    if (s->bj_on) ildl_block_jacobi_free(&s->bj);
+    free(s->q);
+    free(s->qinv);
+    free(s->qs);
     free(s);
 }
 
@@ -50,6 +60,26 @@ static int cuda_create(const ildl_backend_env *env, void **state, char *msg, siz
     }
     s->env = env;
     st = ildl_cuda_create(&env->an->tiles, env->A, o->device_id, o->solve_kernels, o->l2_persist, &s->c, msg, msglen);
+    /* block-Jacobi before SQMR's graphs are captured (set_schedule): they capture its apply */
+    if (!st && o->method == ILDL_METHOD_BLOCK_JACOBI) {
+        int32_t n = env->A->n;
+        st = ildl_block_jacobi_create(&env->an->blk, env->an->scale, &s->bj);
+        if (st) {
+            ildl_msg(msg, msglen, st == ILDL_ERR_OUT_OF_MEMORY ? "out of memory (block-Jacobi's blocks)"
+                                                               : "block-Jacobi: a block of more than 32 rows");
+        } else {
+            s->bj_on = 1;
+            s->q = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+            s->qinv = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+            s->qs = malloc(sizeof(double) * (size_t)(n ? n : 1));
+            if (!s->q || !s->qinv || !s->qs) {
+                st = ILDL_ERR_OUT_OF_MEMORY;
+                ildl_msg(msg, msglen, "out of memory");
+            } else if ((st = ildl_cuda_bj_setup(s->c, s->bj.count, s->bj.size, s->bj.offset, s->bj.rowptr)) != 0) {
+                cuda_msg(st, "CUDA setup (block-Jacobi's blocks)", msg, msglen);
+            }
+        }
+    }
     if (!st && o->precision == ILDL_PREC_MIXED && (st = ildl_cuda_set_mixed(s->c)) != 0)
         cuda_msg(st, "CUDA setup (single-precision factor storage)", msg, msglen);
     if (!st && (st = ildl_cuda_set_schedule(s->c, o->solve_schedule)) != 0)
@@ -73,6 +103,20 @@ static int cuda_factor(void *state, const ildl_factor_params *p, int rescaled, i
     cuda_state *s = state;
     ildl_analysis *an = s->env->an;
     int st;
+    if (s->bj_on) { /* the blocks of the current values and scaling, inverted on the device */
+        s->bj.perm = an->blk.perm;
+        s->bj.scale = an->scale;
+        double t0 = ildl_wtime();
+        ildl_block_jacobi_extract(&s->bj, s->env->A);
+        ildl_block_jacobi_map(&s->bj, s->q, s->qs, s->qinv);
+        double t1 = ildl_wtime();
+        st = ildl_cuda_bj_factor(s->c, s->bj.blocks, s->q, s->qs, s->qinv, p->pivot_tol, p->perturb, s->bj.perturbed);
+        if (st) return cuda_msg(st, "CUDA block-Jacobi inversion", msg, msglen);
+        ildl_block_jacobi_stats(&s->bj, fs);
+        fs->t_upload = t1 - t0;
+        fs->t_device = ildl_wtime() - t1;
+        return ILDL_SUCCESS;
+    }
     /* the device builds the map from factored positions to the user's rows itself, from the
      * order and scaling uploaded at setup; new values may have changed the scaling */
     if (rescaled && (st = ildl_cuda_set_map(s->c, an->blk.perm, an->scale)) != 0)
@@ -282,6 +326,15 @@ static int cuda_estimate(const ildl_backend_env *env, size_t *bytes, char *msg, 
     int st = ildl_cuda_estimate(&env->an->tiles, env->A, o->device_id, o->solve_kernels,
                                 o->precision == ILDL_PREC_MIXED, env->an->pair_hint != NULL, bytes, m, sizeof m);
     if (st) ildl_msg(msg, msglen, "CUDA memory estimate failed: %s", m);
+    if (!st && o->method == ILDL_METHOD_BLOCK_JACOBI) { /* ildl_cuda_bj_setup's allocations */
+        const ildl_blocking *blk = &env->an->blk;
+        int64_t entries = 0;
+        for (int32_t b = 0; b < blk->nb; b++) {
+            int64_t m = blk->bstart[b + 1] - blk->bstart[b];
+            entries += m * m;
+        }
+        *bytes += ildl_cuda_bj_bytes(blk->nb, entries);
+    }
     return st;
 }
 

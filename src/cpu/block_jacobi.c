@@ -1,6 +1,7 @@
 /* block_jacobi.c -- block-Jacobi on an analysis' scaling, order and blocking (contracts:
  * block_jacobi.h), with the Gauss-Jordan inversion and apply of gje.c. */
 #include "cpu/block_jacobi.h"
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "blockildl.h"
@@ -55,7 +56,7 @@ oom:
     return ILDL_ERR_OUT_OF_MEMORY;
 }
 
-int64_t ildl_block_jacobi_factor(ildl_block_jacobi *bj, const ildl_csr *A, double pivot_tol, double pivot_perturb)
+void ildl_block_jacobi_extract(ildl_block_jacobi *bj, const ildl_csr *A)
 {
 #pragma omp parallel for schedule(dynamic, 64)
     for (int64_t b = 0; b < bj->count; b++) {
@@ -72,9 +73,32 @@ int64_t ildl_block_jacobi_factor(ildl_block_jacobi *bj, const ildl_csr *A, doubl
             }
         }
     }
+}
+
+int64_t ildl_block_jacobi_factor(ildl_block_jacobi *bj, const ildl_csr *A, double pivot_tol, double pivot_perturb)
+{
+    ildl_block_jacobi_extract(bj, A);
     bj->bad = ildl_gje_invert(bj->count, bj->size, bj->offset, bj->blocks, pivot_tol, pivot_perturb, bj->inv,
                               bj->perturbed);
     return bj->bad;
+}
+
+void ildl_block_jacobi_stats(const ildl_block_jacobi *bj, ildl_factor_stats *fs)
+{
+    memset(fs, 0, sizeof *fs);
+    int64_t np = 0;
+    for (int64_t b = 0; b < bj->count; b++) np += bj->perturbed[b] < 0 ? bj->size[b] : bj->perturbed[b];
+    fs->nperturbed = (int32_t)(np < INT32_MAX ? np : INT32_MAX);
+    fs->factor_nnz = bj->offset[bj->count];
+}
+
+void ildl_block_jacobi_map(const ildl_block_jacobi *bj, int32_t *q, double *qs, int32_t *qinv)
+{
+    for (int32_t k = 0; k < bj->n; k++) {
+        q[k] = bj->perm[k];
+        qs[k] = bj->scale[bj->perm[k]];
+        qinv[bj->perm[k]] = k;
+    }
 }
 
 void ildl_block_jacobi_apply(ildl_block_jacobi *bj, const double *r, double *z)

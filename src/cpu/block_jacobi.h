@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include "analyse/block.h"
 #include "core/csr.h"
+#include "cpu/factor.h"
 
 typedef struct ildl_block_jacobi {
     int32_t n;
@@ -31,6 +32,18 @@ int ildl_block_jacobi_create(const ildl_blocking *blk, const double *scale, ildl
 /* Take the diagonal blocks of S A S (A sorted CSR, the blocking's pattern and order) and invert
  * them: pivots below pivot_tol become +-pivot_perturb (cpu/gje.h). Returns bj->bad. */
 int64_t ildl_block_jacobi_factor(ildl_block_jacobi *bj, const ildl_csr *A, double pivot_tol, double pivot_perturb);
+
+/* The first half of ildl_block_jacobi_factor: bj->blocks = the diagonal blocks of S A S (for a
+ * device to invert). */
+void ildl_block_jacobi_extract(ildl_block_jacobi *bj, const ildl_csr *A);
+
+/* A factorization's statistics from bj->perturbed: nperturbed (a block with a non-finite inverse
+ * counts all its rows), factor_nnz = the inverses' entries; the rest 0. */
+void ildl_block_jacobi_stats(const ildl_block_jacobi *bj, ildl_factor_stats *fs);
+
+/* The map of an application: analysed row k is user row q[k] with scale qs[k]; qinv = q's
+ * inverse (each [n]). */
+void ildl_block_jacobi_map(const ildl_block_jacobi *bj, int32_t *q, double *qs, int32_t *qinv);
 
 /* z = M^{-1} r (original order; r and z may be the same array). */
 void ildl_block_jacobi_apply(ildl_block_jacobi *bj, const double *r, double *z);

@@ -46,6 +46,13 @@ static int solve_device(ildl_cuda_ctx *c, double *x, const double *r, cudaStream
     int status = ILDL_SUCCESS;
     const int WF = c->sol.solve_warps_f, WB = c->sol.solve_warps_b;
     const unsigned nblk = (unsigned)((c->n + 255) / 256);
+    if (c->bj.on) { /* block-Jacobi (gje.cu): gather, the inverses in place; abs_d refused at setup */
+        if (r) {
+            k_gather<<<nblk, 256, 0, s>>>(c->n, c->d_q, c->d_qs, r, x, c->d_skip);
+            CU_LAUNCH();
+        }
+        return ildl_cuda_bj_apply_device(c, x, s);
+    }
     if (r && c->sol.schedule != ILDL_SCHEDULE_SYNCFREE) {
         k_gather<<<nblk, 256, 0, s>>>(c->n, c->d_q, c->d_qs, r, x, c->d_skip);
         CU_LAUNCH();

@@ -88,6 +88,15 @@ struct ildl_cuda_ctx {
     int have_map;          /* d_perm and d_scale hold the analysis: factorizations build d_q, d_qs */
     int map_built;         /* the last factorization built d_q, d_qs, d_qinv: applications may gather */
     int factored;
+    /* options.method BLOCK_JACOBI (gje.cu): the preconditioner is the inverses of the blocks,
+     * not the tile store's factor; applications gather, apply them in place, scatter */
+    struct {
+        int on;
+        int64_t count;
+        int32_t *d_size, *d_pert;
+        int64_t *d_off, *d_row;
+        double *d_blocks, *d_inv;
+    } bj;
     double *d_w, *d_r, *d_z; /* [n] work vectors */
     int *d_tickets;        /* the sync-free sweeps' tickets: [0] forward, [1] backward, [2] = 0 */
     const int *d_skip;     /* what the solve kernels read to skip: d_tickets + 2, or SQMR's halt
@@ -183,6 +192,8 @@ cudaError_t factor_configure(void);
 int ildl_cuda_apply_device(ildl_cuda_ctx *c, const double *r, double *z, cudaStream_t s);
 /* The same up to the scatter: c->d_w = (U^T D U)^{-1} (qs .* r[q]) in the factored order. */
 int ildl_cuda_apply_to_w(ildl_cuda_ctx *c, const double *r, cudaStream_t s);
+/* method BLOCK_JACOBI: x (analysed order) <- the blocks' inverses times x, in place (gje.cu) */
+int ildl_cuda_bj_apply_device(ildl_cuda_ctx *c, double *x, cudaStream_t s);
 
 /* The device bytes ildl_cuda_sqmr_prepare allocates for order n (its vectors, partial sums and
  * scalars). */

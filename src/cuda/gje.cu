@@ -3,7 +3,7 @@
  * (Anzt et al. 2017), and the batched product with the inverses, one warp per block. The same
  * bits as the CPU reference src/cpu/gje.c, whose header gives the contracts and the order of
  * every operation (the library is built with --fmad=false: no contraction here either). */
-#include "common.cuh"
+#include "cuda/context.cuh"
 extern "C" {
 #include "core/util.h"
 #include "cpu/gje.h"
@@ -109,8 +109,10 @@ __global__ void __launch_bounds__(32 * GJE_WARPS)
 
 __global__ void __launch_bounds__(32 * GJE_WARPS)
     k_gje_apply(int64_t count, const int32_t *__restrict__ size, const int64_t *__restrict__ offset,
-                const int64_t *__restrict__ rowptr, const double *__restrict__ inv, const double *x, double *z)
+                const int64_t *__restrict__ rowptr, const double *__restrict__ inv, const double *x, double *z,
+                const int *skip)
 {
+    if (skip && *skip) return; /* SQMR halted (a captured iteration): leave everything as it is */
     const int lane = threadIdx.x & 31;
     const int64_t b = (int64_t)blockIdx.x * GJE_WARPS + (threadIdx.x >> 5);
     if (b >= count) return;
@@ -149,7 +151,7 @@ extern "C" int ildl_cuda_gje_apply_async(int64_t count, const int32_t *size, con
 {
     int status = ILDL_SUCCESS;
     if (count <= 0) return ILDL_SUCCESS;
-    k_gje_apply<<<gje_grid(count), 32 * GJE_WARPS, 0, (cudaStream_t)stream>>>(count, size, offset, rowptr, inv, x, z);
+    k_gje_apply<<<gje_grid(count), 32 * GJE_WARPS, 0, (cudaStream_t)stream>>>(count, size, offset, rowptr, inv, x, z, NULL);
     CU_LAUNCH();
 cleanup:
     return status;
@@ -198,5 +200,82 @@ cleanup:
     cudaFree(d_inv);
     cudaFree(d_x);
     if (status) ildl_msg(msg, msglen, "block-Jacobi on the device failed: %s", ildl_cuda_status_message(status));
+    return status;
+}
+
+/* ---- options.method BLOCK_JACOBI on a context (cuda_backend.h) */
+
+extern "C" size_t ildl_cuda_bj_bytes(int64_t count, int64_t entries)
+{
+    /* what ildl_cuda_bj_setup allocates (alloc's rounding: at least one element each) */
+    size_t c = (size_t)(count > 0 ? count : 1), e = (size_t)(entries > 0 ? entries : 1);
+    return 2 * sizeof(int32_t) * c + 2 * sizeof(int64_t) * (size_t)(count + 1) + 2 * sizeof(double) * e;
+}
+
+extern "C" int ildl_cuda_bj_setup(ildl_cuda_ctx *c, int64_t count, const int32_t *size, const int64_t *offset,
+                                  const int64_t *rowptr)
+{
+    device_scope scope; /* the caller's context back on return */
+    ildl_cuda_clear_message();
+    int status = ILDL_SUCCESS;
+    const size_t nb = (size_t)(count > 0 ? count : 1), entries = (size_t)(offset[count] > 0 ? offset[count] : 1);
+    CU(cudaSetDevice(c->device));
+    CU(alloc(&c->bj.d_size, nb, c));
+    CU(alloc(&c->bj.d_pert, nb, c));
+    CU(alloc(&c->bj.d_off, (size_t)count + 1, c));
+    CU(alloc(&c->bj.d_row, (size_t)count + 1, c));
+    CU(alloc(&c->bj.d_blocks, entries, c));
+    CU(alloc(&c->bj.d_inv, entries, c));
+    if (count > 0) CU(cudaMemcpy(c->bj.d_size, size, sizeof(int32_t) * (size_t)count, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(c->bj.d_off, offset, sizeof(int64_t) * (size_t)(count + 1), cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(c->bj.d_row, rowptr, sizeof(int64_t) * (size_t)(count + 1), cudaMemcpyHostToDevice));
+    c->bj.count = count;
+    c->bj.on = 1;
+cleanup:
+    return status; /* what was allocated is freed with the context */
+}
+
+extern "C" int ildl_cuda_bj_factor(ildl_cuda_ctx *c, const double *blocks, const int32_t *q, const double *qs,
+                                   const int32_t *qinv, double tol, double perturb, int32_t *perturbed)
+{
+    device_scope scope; /* the caller's context back on return */
+    ildl_cuda_clear_message();
+    int status = ILDL_SUCCESS;
+    const int64_t count = c->bj.count;
+    c->factored = 0;
+    c->aval_current = 0; /* the values may be new: the next solve copies them */
+    if (!c->bj.on) return ILDL_ERR_CALL_ORDER;
+    CU(cudaSetDevice(c->device));
+    /* pending applications read the inverses and the map that this replaces */
+    CU(device_sync_locked());
+    if (count > 0) {
+        int64_t entries = 0;
+        CU(cudaMemcpy(&entries, c->bj.d_off + count, sizeof entries, cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(c->bj.d_blocks, blocks, sizeof(double) * (size_t)entries, cudaMemcpyHostToDevice));
+        status = ildl_cuda_gje_invert_async(count, c->bj.d_size, c->bj.d_off, c->bj.d_blocks, tol, perturb, c->bj.d_inv,
+                                            c->bj.d_pert, NULL);
+        if (status) goto cleanup;
+        CU(cudaMemcpy(perturbed, c->bj.d_pert, sizeof(int32_t) * (size_t)count, cudaMemcpyDeviceToHost));
+    }
+    CU(cudaMemcpy(c->d_q, q, sizeof(int32_t) * (size_t)c->n, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(c->d_qs, qs, sizeof(double) * (size_t)c->n, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(c->d_qinv, qinv, sizeof(int32_t) * (size_t)c->n, cudaMemcpyHostToDevice));
+    CU(cudaDeviceSynchronize());
+    c->map_built = 1;
+    c->factored = 1;
+cleanup:
+    return status;
+}
+
+/* x (device, analysed order) <- blockdiag(inv) x on stream s, skipped where c->d_skip says so */
+int ildl_cuda_bj_apply_device(ildl_cuda_ctx *c, double *x, cudaStream_t s)
+{
+    int status = ILDL_SUCCESS;
+    if (c->bj.count > 0) {
+        k_gje_apply<<<gje_grid(c->bj.count), 32 * GJE_WARPS, 0, s>>>(c->bj.count, c->bj.d_size, c->bj.d_off,
+                                                                      c->bj.d_row, c->bj.d_inv, x, x, c->d_skip);
+        CU_LAUNCH();
+    }
+cleanup:
     return status;
 }

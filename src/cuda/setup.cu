@@ -349,7 +349,9 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
                     (void *)c->fac.d_tile_s, (void *)c->sol.d_sweep, (void *)c->fac.d_slot_size, (void *)c->d_perm, (void *)c->d_scale,
                     (void *)c->fac.d_totals, (void *)c->T.sf_items_f, (void *)c->T.sf_items_b, (void *)c->T.sf_rec_f, (void *)c->T.sf_rec_b,
                     (void *)c->T.sf_scr_f, (void *)c->T.sf_scr_b, (void *)c->T.sf_scratch,
-                    (void *)c->T.sf_count, (void *)c->T.sf_ready, (void *)c->T.vii_off};
+                    (void *)c->T.sf_count, (void *)c->T.sf_ready, (void *)c->T.vii_off,
+                    (void *)c->bj.d_size, (void *)c->bj.d_pert, (void *)c->bj.d_off, (void *)c->bj.d_row,
+                    (void *)c->bj.d_blocks, (void *)c->bj.d_inv};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++)
         if (ptrs[k]) cudaFree(ptrs[k]);
     for (int k = 0; k < 4; k++)

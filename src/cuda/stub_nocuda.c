@@ -140,3 +140,23 @@ int ildl_cuda_gje_host(int device_id, int64_t count, const int32_t *size, const 
     ildl_msg(msg, msglen, "block-Jacobi on the device: this build has no CUDA backend");
     return ILDL_ERR_NO_DEVICE;
 }
+
+size_t ildl_cuda_bj_bytes(int64_t count, int64_t entries)
+{
+    (void)count; (void)entries;
+    return 0;
+}
+
+int ildl_cuda_bj_setup(ildl_cuda_ctx *c, int64_t count, const int32_t *size, const int64_t *offset,
+                       const int64_t *rowptr)
+{
+    (void)c; (void)count; (void)size; (void)offset; (void)rowptr;
+    return ILDL_ERR_NO_DEVICE;
+}
+
+int ildl_cuda_bj_factor(ildl_cuda_ctx *c, const double *blocks, const int32_t *q, const double *qs,
+                        const int32_t *qinv, double tol, double perturb, int32_t *perturbed)
+{
+    (void)c; (void)blocks; (void)q; (void)qs; (void)qinv; (void)tol; (void)perturb; (void)perturbed;
+    return ILDL_ERR_NO_DEVICE;
+}

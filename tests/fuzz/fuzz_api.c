@@ -160,7 +160,7 @@ static const field g_fields[] = {
     FD(pivot_tol), FD(pivot_perturb), FI(leftover), FD(tol), FI(max_iter), FI(use_initial_guess),
     FI(check_every), FI(num_threads), FI(verbosity), FI(device_id), FI(solve_schedule),
     FI(solve_kernels), FI(l2_persist), FI(escalation), FI(pushback_rounds), FI(apply_mode),
-    FI(refactor_scaling)};
+    FI(refactor_scaling), FI(method)};
 #define NFIELDS ((int)(sizeof g_fields / sizeof *g_fields))
 
 static int int_value(stream *s)
@@ -606,6 +606,10 @@ static const char *documented_out_of_range(const ildl_options *o)
     if (o->apply_mode != ILDL_APPLY_LDLT && o->apply_mode != ILDL_APPLY_SPD) return "apply_mode";
     if (o->refactor_scaling < ILDL_REFACTOR_SCALING_RECOMPUTE || o->refactor_scaling > ILDL_REFACTOR_SCALING_EQUILIBRATE)
         return "refactor_scaling";
+    if (o->method != ILDL_METHOD_ILDL && o->method != ILDL_METHOD_BLOCK_JACOBI) return "method";
+    if (o->method == ILDL_METHOD_BLOCK_JACOBI &&
+        (o->precision != ILDL_PREC_DOUBLE || o->apply_mode != ILDL_APPLY_LDLT || o->pushback_rounds > 0))
+        return "method";
 #ifdef ILDL_MAX_THREADS
     if (o->num_threads < 0 || o->num_threads > ILDL_MAX_THREADS) return "num_threads";
 #endif

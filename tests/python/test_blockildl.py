@@ -177,6 +177,26 @@ def test_refactor_scaling_keep():
         Preconditioner(A, refactor_scaling="sideways", **OPTS)
 
 
+def test_method_block_jacobi():
+    # method="block_jacobi": SQMR with the inverted diagonal blocks reaches the true residual,
+    # and as SciPy's M in GMRES too; "sideways" and single precision with it are refused
+    A = kkt()
+    n = A.shape[0]
+    b = A @ np.linspace(1, 2, n)
+    P = Preconditioner(A, method="block_jacobi", **OPTS)
+    assert P.options["method"] == "block_jacobi"
+    x, info = P.solve(b)
+    assert info.converged and true_res(A, x, b) <= 1e-6
+    assert info.inertia_pos + info.inertia_neg + info.inertia_zero == 0
+    xg, code = gmres_tol(A, b, P, 1e-10)
+    assert code == 0 and true_res(A, xg, b) <= 1e-6
+    del P
+    with pytest.raises((BlockILDLError, ValueError)):
+        Preconditioner(A, method="sideways", **OPTS)
+    with pytest.raises(BlockILDLError):
+        Preconditioner(A, method="block_jacobi", precision="single", **OPTS)
+
+
 def test_bad_input():
     A = kkt()
     n = A.shape[0]

@@ -1,0 +1,221 @@
+/* test_methods.c -- options.method through the public API (docs/methods.md): block-Jacobi
+ * solves with a true residual that meets tol, its ildl_apply is the bits of block-Jacobi built
+ * independently on the handle's analysis (src/cpu/block_jacobi.c), refactorizations with new
+ * values, its statistics, the combinations it refuses with a message, the ladder's climb to
+ * block-iLDL^T rungs when it does not converge; on the GPU (skipped visibly without one) the
+ * CPU's iterations and x bit for bit, the same apply, and a device memory estimate that is
+ * what the factorization allocates. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include "support/testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "api_internal.h"
+#include "blockildl.h"
+#include "cpu/block_jacobi.h"
+#include "cuda/cuda_backend.h"
+
+static double *vec(int32_t n)
+{
+    double *v = calloc((size_t)n, sizeof(double));
+    assert_non_null(v);
+    return v;
+}
+
+static ildl_handle *setup_bj(const ildl_csr *A, int backend, int max_iter)
+{
+    ildl_options o;
+    ildl_options_default(&o);
+    o.method = ILDL_METHOD_BLOCK_JACOBI;
+    o.backend = backend;
+    o.max_iter = max_iter;
+    ildl_handle *h = NULL;
+    assert_int_equal(ildl_setup(A->n, A->rowptr, A->col, A->val, &o, &h), ILDL_SUCCESS);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    return h;
+}
+
+/* a system block-Jacobi solves: KKT with its zero block first */
+static void make_kkt(ildl_csr *A) { ildl_test_kkt_zero_first(300, 600, 9, A); }
+
+static void test_bj_solve_and_apply(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    make_kkt(&A);
+    const int32_t n = A.n;
+    ildl_handle *h = setup_bj(&A, ILDL_BACKEND_CPU, 1000);
+    double *b = vec(n), *x = vec(n), *r = vec(n), *z = vec(n), *zr = vec(n);
+    for (int32_t i = 0; i < n; i++) b[i] = 1.0 + (i % 7);
+    assert_int_equal(ildl_solve(h, b, x), ILDL_SUCCESS);
+    ildl_info info;
+    assert_int_equal(ildl_get_info(h, &info), ILDL_SUCCESS);
+    assert_int_equal(info.rung, 0);
+    assert_true(info.iterations > 1);
+    assert_true(ildl_test_residual_ld(&A, x, b) <= 1e-6);
+    /* the inverses' entries, no inertia */
+    int64_t entries = 0;
+    for (int32_t k = 0; k < h->an.blk.nb; k++) {
+        int64_t m = h->an.blk.bstart[k + 1] - h->an.blk.bstart[k];
+        entries += m * m;
+    }
+    assert_int_equal(info.factor_nnz, entries);
+    assert_int_equal(info.inertia_pos + info.inertia_neg + info.inertia_zero, 0);
+    /* ildl_apply = block-Jacobi built here on the handle's analysis, bit for bit */
+    ildl_block_jacobi bj;
+    assert_int_equal(ildl_block_jacobi_create(&h->an.blk, h->an.scale, &bj), ILDL_SUCCESS);
+    ildl_block_jacobi_factor(&bj, &h->A, 1e-10, 1e-6);
+    uint64_t seed = 4;
+    for (int32_t i = 0; i < n; i++) r[i] = ildl_test_rand(&seed) - 0.5;
+    assert_int_equal(ildl_apply(h, r, z, ILDL_MEMORY_HOST, NULL), ILDL_SUCCESS);
+    ildl_block_jacobi_apply(&bj, r, zr);
+    assert_memory_equal(z, zr, sizeof(double) * (size_t)n);
+    ildl_block_jacobi_free(&bj);
+    /* new values (every entry times 3) on the same pattern: solved again, x scaled by 1/3 */
+    double *v3 = malloc(sizeof(double) * (size_t)A.rowptr[n]);
+    assert_non_null(v3);
+    for (int64_t p = 0; p < A.rowptr[n]; p++) v3[p] = 3.0 * A.val[p];
+    assert_int_equal(ildl_factor(h, v3), ILDL_SUCCESS);
+    memset(x, 0, sizeof(double) * (size_t)n);
+    assert_int_equal(ildl_solve(h, b, x), ILDL_SUCCESS);
+    for (int32_t i = 0; i < n; i++) x[i] *= 3.0;
+    assert_true(ildl_test_residual_ld(&A, x, b) <= 1e-5);
+    free(v3);
+    free(b), free(x), free(r), free(z), free(zr);
+    ildl_destroy(h);
+    ildl_csr_free(&A);
+}
+
+static void expect_refused(const ildl_csr *A, ildl_options *o, const char *needle)
+{
+    ildl_handle *h = NULL;
+    assert_int_equal(ildl_setup(A->n, A->rowptr, A->col, A->val, o, &h), ILDL_ERR_INVALID_OPTION);
+    assert_null(h);
+    if (!strstr(ildl_last_error(NULL), needle)) fail_msg("message '%s' lacks '%s'", ildl_last_error(NULL), needle);
+}
+
+static void test_bj_refusals(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    make_kkt(&A);
+    ildl_options o;
+    ildl_options_default(&o);
+    o.method = ILDL_METHOD_BLOCK_JACOBI;
+    o.precision = ILDL_PREC_SINGLE;
+    expect_refused(&A, &o, "double precision");
+    o.precision = ILDL_PREC_DOUBLE;
+    o.apply_mode = ILDL_APPLY_SPD;
+    expect_refused(&A, &o, "apply_mode SPD");
+    o.apply_mode = ILDL_APPLY_LDLT;
+    o.pushback_rounds = 2;
+    expect_refused(&A, &o, "pushback_rounds");
+    o.pushback_rounds = 0;
+    o.method = 7;
+    expect_refused(&A, &o, "unknown method 7");
+    ildl_csr_free(&A);
+}
+
+/* block-Jacobi does not converge in 60 iterations here (it needs ~600): ildl_solve climbs to a
+ * block-iLDL^T rung, which does */
+static void test_bj_ladder(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    ildl_test_laplace2d(40, 0.5, &A); /* indefinite shifted Laplacian: block-Jacobi is slow */
+    const int32_t n = A.n;
+    ildl_options o;
+    ildl_options_default(&o);
+    o.method = ILDL_METHOD_BLOCK_JACOBI;
+    o.backend = ILDL_BACKEND_CPU;
+    o.max_iter = 60;
+    ildl_handle *h = NULL;
+    assert_int_equal(ildl_setup(A.n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    double *b = vec(n), *x = vec(n);
+    for (int32_t i = 0; i < n; i++) b[i] = 1.0;
+    int st = ildl_solve(h, b, x);
+    ildl_info info;
+    ildl_get_info(h, &info);
+    printf("ladder from block-Jacobi: status %d, rung %d, rung iterations %lld %lld %lld\n", st, (int)info.rung,
+           (long long)info.rung_iterations[0], (long long)info.rung_iterations[1], (long long)info.rung_iterations[2]);
+    assert_int_equal(st, ILDL_SUCCESS);
+    assert_true(ildl_test_residual_ld(&A, x, b) <= 1e-6);
+    assert_true(info.rung >= 1);
+    assert_true(info.rung_iterations[0] > 0 && h->opt.method == ILDL_METHOD_ILDL);
+    free(b), free(x);
+    ildl_destroy(h);
+    ildl_csr_free(&A);
+}
+
+static void test_bj_gpu_agreement(void **state)
+{
+    (void)state;
+    if (ildl_cuda_device_count() <= 0) {
+        printf("SKIP: no CUDA device: GPU block-Jacobi agreement not run\n");
+        skip();
+        return;
+    }
+    ildl_csr A;
+    make_kkt(&A);
+    const int32_t n = A.n;
+    ildl_handle *hc = setup_bj(&A, ILDL_BACKEND_CPU, 1000), *hg = setup_bj(&A, ILDL_BACKEND_CUDA, 1000);
+    ildl_info ic, ig;
+    double *b = vec(n), *xc = vec(n), *xg = vec(n), *zc = vec(n), *zg = vec(n);
+    for (int32_t i = 0; i < n; i++) b[i] = 1.0 + (i % 5);
+    assert_int_equal(ildl_apply(hc, b, zc, ILDL_MEMORY_HOST, NULL), ILDL_SUCCESS);
+    assert_int_equal(ildl_apply(hg, b, zg, ILDL_MEMORY_HOST, NULL), ILDL_SUCCESS);
+    assert_memory_equal(zc, zg, sizeof(double) * (size_t)n);
+    assert_int_equal(ildl_solve(hc, b, xc), ILDL_SUCCESS);
+    assert_int_equal(ildl_solve(hg, b, xg), ILDL_SUCCESS);
+    ildl_get_info(hc, &ic);
+    ildl_get_info(hg, &ig);
+    assert_int_equal(ig.backend, ILDL_BACKEND_CUDA);
+    assert_int_equal(ic.iterations, ig.iterations);
+    assert_memory_equal(xc, xg, sizeof(double) * (size_t)n);
+    assert_int_equal(ic.num_perturbed, ig.num_perturbed);
+    printf("GPU block-Jacobi: %d iterations on both backends, x the same bits, device bytes %zu\n", ig.iterations,
+           ig.device_bytes);
+    ildl_destroy(hc);
+    ildl_destroy(hg);
+    /* the estimate of ildl_analyse_matrix is what the factorization allocates */
+    ildl_matrix m;
+    ildl_matrix_init(&m);
+    m.n = n;
+    m.nnz = A.rowptr[n];
+    m.rows = A.rowptr;
+    m.cols = A.col;
+    m.values = A.val;
+    ildl_options o;
+    ildl_options_default(&o);
+    o.method = ILDL_METHOD_BLOCK_JACOBI;
+    o.backend = ILDL_BACKEND_CUDA;
+    ildl_handle *h = NULL;
+    assert_int_equal(ildl_analyse_matrix(&m, &o, &h), ILDL_SUCCESS);
+    ildl_info ie;
+    ildl_get_info(h, &ie);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    ildl_get_info(h, &ig);
+    assert_int_equal((int64_t)ig.device_bytes, ie.device_bytes_estimate);
+    ildl_destroy(h);
+    free(b), free(xc), free(xg), free(zc), free(zg);
+    ildl_csr_free(&A);
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IONBF, 0);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bj_solve_and_apply),
+        cmocka_unit_test(test_bj_refusals),
+        cmocka_unit_test(test_bj_ladder),
+        cmocka_unit_test(test_bj_gpu_agreement),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
