@@ -28,6 +28,7 @@ static const char *const backends[] = {"auto", "cpu", "cuda", "PCBlockILDLBacken
 static const char *const pivots[] = {"none", "bk", "rook", "PCBlockILDLPivot", "", NULL};
 static const char *const orderings[] = {"amd", "rcm", "gmc", "metis", "natural", "auto", "gmc_fill", "PCBlockILDLOrdering", "",
                                         NULL};
+static const char *const methods[] = {"ildl", "block_jacobi", "PCBlockILDLMethod", "", NULL};
 static const char *const blockings[] = {"rb", "br", "PCBlockILDLBlocking", "", NULL};
 static const char *const scalings[] = {"none", "equilibrate", "matching", "PCBlockILDLScaling", "", NULL};
 static const char *const refactor_scalings[] = {"recompute", "keep", "equilibrate", "PCBlockILDLRefactorScaling", "",
@@ -150,7 +151,7 @@ static PetscErrorCode PCSetFromOptions_BlockILDL(PC pc, PetscOptionItems *PetscO
     PetscInt fill_level = o->fill_level, max_block = o->max_block_size, threads = o->num_threads;
     PetscReal fill_factor = o->fill_factor, drop = o->drop_tol, pivot_tol = o->pivot_tol;
     PetscEnum backend = (PetscEnum)o->backend, pivot = (PetscEnum)o->pivoting, blocking = (PetscEnum)o->blocking;
-    PetscEnum ordering = (PetscEnum)o->ordering;
+    PetscEnum ordering = (PetscEnum)o->ordering, method = (PetscEnum)o->method;
     PetscEnum scaling = (PetscEnum)o->scaling, rescale = (PetscEnum)o->refactor_scaling;
     PetscEnum precision = (PetscEnum)o->precision, mode = (PetscEnum)o->apply_mode;
     PetscFunctionBegin;
@@ -168,6 +169,8 @@ static PetscErrorCode PCSetFromOptions_BlockILDL(PC pc, PetscOptionItems *PetscO
                                pivot, &pivot, NULL));
     PetscCall(PetscOptionsReal("-pc_blockildl_pivot_tol", "pivots below this (after scaling) are perturbed",
                                "ildl_options.pivot_tol", pivot_tol, &pivot_tol, NULL));
+    PetscCall(PetscOptionsEnum("-pc_blockildl_method", "ildl: block-iLDL^T; block_jacobi: the blocks' inverses",
+                               "ildl_options.method", methods, method, &method, NULL));
     PetscCall(PetscOptionsEnum("-pc_blockildl_ordering", "ordering of the blocks (auto: docs/ordering.md)",
                                "ildl_options.ordering", orderings, ordering, &ordering, NULL));
     PetscCall(PetscOptionsEnum("-pc_blockildl_blocking", "blocking strategy", "ildl_options.blocking", blockings, blocking,
@@ -189,6 +192,7 @@ static PetscErrorCode PCSetFromOptions_BlockILDL(PC pc, PetscOptionItems *PetscO
     o->pivoting = (int)pivot;
     o->blocking = (int)blocking;
     o->ordering = (int)ordering;
+    o->method = (int)method;
     o->scaling = (int)scaling;
     o->refactor_scaling = (int)rescale;
     o->precision = (int)precision;
@@ -210,9 +214,9 @@ static PetscErrorCode PCView_BlockILDL(PC pc, PetscViewer viewer)
     PetscFunctionBegin;
     PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
     if (!ascii) PetscFunctionReturn(0);
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  libblockildl %s: backend %s, fill level %d, fill factor %g, threshold %g, "
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  libblockildl %s: method %s, backend %s, fill level %d, fill factor %g, threshold %g, "
                                              "pivot %s, ordering %s, blocking %s, scaling %s, refactor scaling %s, precision %s, apply %s\n",
-                                     ildl_version(), backends[o->backend], o->fill_level, o->fill_factor, o->drop_tol,
+                                     ildl_version(), methods[o->method], backends[o->backend], o->fill_level, o->fill_factor, o->drop_tol,
                                      pivots[o->pivoting], orderings[o->ordering], blockings[o->blocking], scalings[o->scaling],
                                      refactor_scalings[o->refactor_scaling], precisions[o->precision],
                                      apply_modes[o->apply_mode]));
