@@ -22,7 +22,8 @@
 
 #define ILDL_GJE_MAX 32 /* rows of a block at most: one warp's lanes */
 
-/* Invert the count blocks of A into inv (layouts above). perturbed[b] (may be NULL) gets the
+/* Invert the count blocks of A into inv (layouts above; inv may be A: each block is read whole
+ * before its inverse is written, on the device too). perturbed[b] (may be NULL) gets the
  * number of block b's perturbed pivots, or -1 where an entry of its inverse is not finite (it
  * overflowed; its inverse is then not usable). Returns the number of blocks with a perturbed
  * pivot or a non-finite entry (0: every inverse is that of its block). */

@@ -95,7 +95,7 @@ struct ildl_cuda_ctx {
         int64_t count;
         int32_t *d_size, *d_pert;
         int64_t *d_off, *d_row;
-        double *d_blocks, *d_inv;
+        double *d_inv; /* the blocks, inverted in place */
     } bj;
     double *d_w, *d_r, *d_z; /* [n] work vectors */
     int *d_tickets;        /* the sync-free sweeps' tickets: [0] forward, [1] backward, [2] = 0 */

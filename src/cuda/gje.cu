@@ -81,8 +81,7 @@ template <int W> __device__ __forceinline__ int gje_block(int m, int lane, doubl
 
 __global__ void __launch_bounds__(32 * GJE_WARPS)
     k_gje_invert(int64_t count, const int32_t *__restrict__ size, const int64_t *__restrict__ offset,
-                 const double *__restrict__ A, double tol, double perturb, double *__restrict__ inv,
-                 int32_t *__restrict__ perturbed)
+                 const double *A, double tol, double perturb, double *inv, int32_t *__restrict__ perturbed)
 {
     __shared__ double stage[GJE_WARPS][ILDL_GJE_MAX * GJE_LD];
     __shared__ int spiv[GJE_WARPS][ILDL_GJE_MAX];
@@ -209,7 +208,7 @@ extern "C" size_t ildl_cuda_bj_bytes(int64_t count, int64_t entries)
 {
     /* what ildl_cuda_bj_setup allocates (alloc's rounding: at least one element each) */
     size_t c = (size_t)(count > 0 ? count : 1), e = (size_t)(entries > 0 ? entries : 1);
-    return 2 * sizeof(int32_t) * c + 2 * sizeof(int64_t) * (size_t)(count + 1) + 2 * sizeof(double) * e;
+    return 2 * sizeof(int32_t) * c + 2 * sizeof(int64_t) * (size_t)(count + 1) + sizeof(double) * e;
 }
 
 extern "C" int ildl_cuda_bj_setup(ildl_cuda_ctx *c, int64_t count, const int32_t *size, const int64_t *offset,
@@ -224,7 +223,6 @@ extern "C" int ildl_cuda_bj_setup(ildl_cuda_ctx *c, int64_t count, const int32_t
     CU(alloc(&c->bj.d_pert, nb, c));
     CU(alloc(&c->bj.d_off, (size_t)count + 1, c));
     CU(alloc(&c->bj.d_row, (size_t)count + 1, c));
-    CU(alloc(&c->bj.d_blocks, entries, c));
     CU(alloc(&c->bj.d_inv, entries, c));
     if (count > 0) CU(cudaMemcpy(c->bj.d_size, size, sizeof(int32_t) * (size_t)count, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(c->bj.d_off, offset, sizeof(int64_t) * (size_t)(count + 1), cudaMemcpyHostToDevice));
@@ -251,8 +249,9 @@ extern "C" int ildl_cuda_bj_factor(ildl_cuda_ctx *c, const double *blocks, const
     if (count > 0) {
         int64_t entries = 0;
         CU(cudaMemcpy(&entries, c->bj.d_off + count, sizeof entries, cudaMemcpyDeviceToHost));
-        CU(cudaMemcpy(c->bj.d_blocks, blocks, sizeof(double) * (size_t)entries, cudaMemcpyHostToDevice));
-        status = ildl_cuda_gje_invert_async(count, c->bj.d_size, c->bj.d_off, c->bj.d_blocks, tol, perturb, c->bj.d_inv,
+        /* inverted in place: each warp stages its whole block before it writes the inverse */
+        CU(cudaMemcpy(c->bj.d_inv, blocks, sizeof(double) * (size_t)entries, cudaMemcpyHostToDevice));
+        status = ildl_cuda_gje_invert_async(count, c->bj.d_size, c->bj.d_off, c->bj.d_inv, tol, perturb, c->bj.d_inv,
                                             c->bj.d_pert, NULL);
         if (status) goto cleanup;
         CU(cudaMemcpy(perturbed, c->bj.d_pert, sizeof(int32_t) * (size_t)count, cudaMemcpyDeviceToHost));

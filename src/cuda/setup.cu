@@ -351,7 +351,7 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
                     (void *)c->T.sf_scr_f, (void *)c->T.sf_scr_b, (void *)c->T.sf_scratch,
                     (void *)c->T.sf_count, (void *)c->T.sf_ready, (void *)c->T.vii_off,
                     (void *)c->bj.d_size, (void *)c->bj.d_pert, (void *)c->bj.d_off, (void *)c->bj.d_row,
-                    (void *)c->bj.d_blocks, (void *)c->bj.d_inv};
+                    (void *)c->bj.d_inv};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++)
         if (ptrs[k]) cudaFree(ptrs[k]);
     for (int k = 0; k < 4; k++)

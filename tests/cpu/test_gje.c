@@ -105,6 +105,13 @@ static void test_random_inverses(void **state)
         double e = identity_error(&B, b);
         if (e > 1e-12) fail_msg("block %lld (size %d): |AX - I| / (|A||X|) = %g", (long long)b, B.size[b], e);
     }
+    /* in place (inv = A): the same bits */
+    double *W = malloc(sizeof(double) * (size_t)B.offset[B.count]);
+    assert_non_null(W);
+    memcpy(W, B.A, sizeof(double) * (size_t)B.offset[B.count]);
+    assert_int_equal(ildl_gje_invert(B.count, B.size, B.offset, W, 1e-300, 1.0, W, NULL), 0);
+    assert_memory_equal(W, B.inv, sizeof(double) * (size_t)B.offset[B.count]);
+    free(W);
     batch_free(&B);
 }
 
