@@ -77,6 +77,19 @@ static void test_bj_solve_and_apply(void **state)
     ildl_block_jacobi_apply(&bj, r, zr);
     assert_memory_equal(z, zr, sizeof(double) * (size_t)n);
     ildl_block_jacobi_free(&bj);
+    /* two right-hand sides at once: each column the bits of its solve alone */
+    {
+        double *B2 = vec(2 * n), *X2 = vec(2 * n), *xk = vec(n);
+        for (int32_t i = 0; i < n; i++) B2[i] = b[i], B2[n + i] = r[i];
+        ildl_column_result cr[2];
+        assert_int_equal(ildl_solve_multi(h, 2, B2, n, X2, n, cr), ILDL_SUCCESS);
+        for (int j = 0; j < 2; j++) {
+            memset(xk, 0, sizeof(double) * (size_t)n);
+            assert_int_equal(ildl_solve(h, B2 + (int64_t)j * n, xk), ILDL_SUCCESS);
+            assert_memory_equal(xk, X2 + (int64_t)j * n, sizeof(double) * (size_t)n);
+        }
+        free(B2), free(X2), free(xk);
+    }
     /* new values (every entry times 3) on the same pattern: solved again, x scaled by 1/3 */
     double *v3 = malloc(sizeof(double) * (size_t)A.rowptr[n]);
     assert_non_null(v3);
@@ -182,6 +195,24 @@ static void test_bj_gpu_agreement(void **state)
     assert_int_equal(ic.num_perturbed, ig.num_perturbed);
     printf("GPU block-Jacobi: %d iterations on both backends, x the same bits, device bytes %zu\n", ig.iterations,
            ig.device_bytes);
+    /* several right-hand sides at once (the CUDA backend's solvers on streams of their own):
+     * each column the bits of the CPU's solve of it alone */
+    {
+        enum { K = 3 };
+        double *B = vec(n * K), *X = vec(n * K), *xk = vec(n);
+        for (int j = 0; j < K; j++)
+            for (int32_t i = 0; i < n; i++) B[(int64_t)j * n + i] = b[i] * (j + 1) + (i % (j + 2));
+        ildl_column_result cr[K];
+        assert_int_equal(ildl_solve_multi(hg, K, B, n, X, n, cr), ILDL_SUCCESS);
+        for (int j = 0; j < K; j++) {
+            assert_int_equal(cr[j].status, ILDL_SUCCESS);
+            memset(xk, 0, sizeof(double) * (size_t)n);
+            assert_int_equal(ildl_solve(hc, B + (int64_t)j * n, xk), ILDL_SUCCESS);
+            assert_memory_equal(xk, X + (int64_t)j * n, sizeof(double) * (size_t)n);
+        }
+        free(B), free(X), free(xk);
+        printf("GPU block-Jacobi: ildl_solve_multi's %d columns the CPU's bits\n", K);
+    }
     ildl_destroy(hc);
     ildl_destroy(hg);
     /* the estimate of ildl_analyse_matrix is what the factorization allocates */
