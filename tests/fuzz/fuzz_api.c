@@ -40,7 +40,8 @@
  *      (symmetric to 1e-12) is not refused for a reason of the matrix; new values in
  *      ildl_factor: NaN/Inf -> NAN_INF, clearly asymmetric -> NOT_SYMMETRIC
  *   A7 call order: ildl_solve/ildl_apply before a (successful) factor -> CALL_ORDER
- *   A8 ildl_info: n, nnz, backend after setup; inertia sums to n after a factorization
+ *   A8 ildl_info: n, nnz, backend after setup; inertia sums to n after a factorization (block-Jacobi:
+ *      inertia 0, its inverses' entries)
  *   A9 a second solve of the same system gives the same bits; it starts on the ladder's rung the
  *      first reached, so its iterations are the first's on that rung; ildl_solve_multi of b
  *      twice then gives each column the second solve's status, iterations and bits
@@ -980,8 +981,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         goto destroy;
     }
     ildl_get_info(h, &info);
-    if (info.inertia_pos + info.inertia_neg + info.inertia_zero != ns || info.inertia_pos < 0 || info.inertia_neg < 0 ||
-        info.inertia_zero < 0 || info.num_2x2_pivots < 0 || 2 * info.num_2x2_pivots > ns)
+    if (o.method == ILDL_METHOD_BLOCK_JACOBI && info.rung == 0) {
+        /* block-Jacobi: no inertia, no 2x2 pivots; the inverses' entries, n .. 32 n */
+        if (info.inertia_pos || info.inertia_neg || info.inertia_zero || info.num_2x2_pivots ||
+            info.factor_nnz < ns || info.factor_nnz > 32 * (int64_t)ns)
+            fail("A8", "after a block-Jacobi factor: inertia (%d,%d,%d), %d 2x2 pivots, %lld entries, n = %d",
+                 (int)info.inertia_pos, (int)info.inertia_neg, (int)info.inertia_zero, (int)info.num_2x2_pivots,
+                 (long long)info.factor_nnz, ns);
+    } else if (info.inertia_pos + info.inertia_neg + info.inertia_zero != ns || info.inertia_pos < 0 ||
+               info.inertia_neg < 0 || info.inertia_zero < 0 || info.num_2x2_pivots < 0 || 2 * info.num_2x2_pivots > ns)
         fail("A8", "after factor: inertia (%d,%d,%d), %d 2x2 pivots, n = %d", (int)info.inertia_pos,
              (int)info.inertia_neg, (int)info.inertia_zero, (int)info.num_2x2_pivots, ns);
 
