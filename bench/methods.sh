@@ -1,21 +1,29 @@
 #!/usr/bin/env bash
-# Run ON THE DEVICE (after bench/prepare-device.sh here): SQMR with block-Jacobi against the
-# block-iLDL^T on the GPU, both through `ildl solve --backend cuda --escalation none` (rung 0:
-# each method alone), on the shared suite with n >= 10k (bench/suite-cudss.txt), medians of
-# REPEAT runs (--repeat); prints a markdown table (docs/methods.md) and keeps the JSON lines.
-#   bash bench/device-methods.sh [REPEAT]
+# SQMR with block-Jacobi against the block-iLDL^T, both through `ildl solve --escalation none`
+# (rung 0: each method alone), on the shared suite with n >= 10k (bench/suite-cudss.txt), medians
+# of REPEAT runs (--repeat); prints a markdown table (docs/methods.md) and keeps the JSON lines.
+#   bash bench/methods.sh [cuda|cpu] [REPEAT]
+# cuda: ON THE DEVICE, after bench/prepare-device.sh here (build-cuda, .devdata/matrices);
+# cpu: here, with BUILD (default build-cm-cpu) and ILDL_MATRICES_DIR (default ../shared/matrices).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-REPEAT=${1:-3}
+BACKEND=${1:-cuda}
+REPEAT=${2:-3}
 OUTDIR=${OUT:-/tmp/ildl-out}
 mkdir -p "$OUTDIR"
 export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
-M=${ILDL_MATRICES_DIR:-$PWD/.devdata/matrices}
-J="$OUTDIR/methods.jsonl"
+if [ "$BACKEND" = cuda ]; then
+  BUILD=${BUILD:-build-cuda}
+  M=${ILDL_MATRICES_DIR:-$PWD/.devdata/matrices}
+else
+  BUILD=${BUILD:-build-cm-cpu}
+  M=${ILDL_MATRICES_DIR:-$PWD/../shared/matrices}
+fi
+J="$OUTDIR/methods-$BACKEND.jsonl"
 : > "$J"
 for f in $(grep -v '^#' bench/suite-cudss.txt); do
   for method in ildl block-jacobi; do
-    timeout 120 build-cuda/tools/ildl solve "$M/$f" --backend cuda --escalation none --method $method \
+    timeout 300 "$BUILD/tools/ildl" solve "$M/$f" --backend "$BACKEND" --escalation none --method $method \
       --repeat "$REPEAT" --json --quiet | tail -n 1 >> "$J"
   done
 done
