@@ -482,7 +482,8 @@ int ildl_api_factor_once(ildl_handle *h, const double *values, int32_t *block_pe
     }
     ildl_tiles *T = &h->an.tiles;
     double t_load = ildl_wtime();
-    ildl_tiles_load_values(T, h->user_values, h->an.scale);
+    if (h->opt.method != ILDL_METHOD_BLOCK_JACOBI) /* block-Jacobi takes its blocks from A itself */
+        ildl_tiles_load_values(T, h->user_values, h->an.scale);
     t_load = ildl_wtime() - t_load;
     ildl_factor_params fp = {
         .pivoting = h->opt.pivoting,

@@ -23,8 +23,8 @@ typedef struct cuda_state {
     /* options.method BLOCK_JACOBI: the blocks are taken here and inverted on the device */
     int bj_on;
     ildl_block_jacobi bj;
-    int32_t *q, *qinv; /* [n] the map an application uses (cpu/block_jacobi.h) */
-    double *qs;
+    double *qs;      /* [n] the map's scales (its rows: bj.perm, bj.iperm, uploaded once) */
+    int order_sent;  /* bj.perm and bj.iperm are on the device */
 } cuda_state;
 
 /* "<what> failed: <status>[: <the CUDA call that failed>]" into msg; returns st. */
@@ -42,8 +42,6 @@ static void cuda_destroy(void *state)
     for (int k = 0; k < s->nsolvers; k++) ildl_cuda_destroy(s->solvers[k]);
     ildl_cuda_destroy(s->c);
     if (s->bj_on) ildl_block_jacobi_free(&s->bj);
-    free(s->q);
-    free(s->qinv);
     free(s->qs);
     free(s);
 }
@@ -69,10 +67,8 @@ static int cuda_create(const ildl_backend_env *env, void **state, char *msg, siz
                                                                : "block-Jacobi: a block of more than 32 rows");
         } else {
             s->bj_on = 1;
-            s->q = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
-            s->qinv = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
             s->qs = malloc(sizeof(double) * (size_t)(n ? n : 1));
-            if (!s->q || !s->qinv || !s->qs) {
+            if (!s->qs) {
                 st = ILDL_ERR_OUT_OF_MEMORY;
                 ildl_msg(msg, msglen, "out of memory");
             } else if ((st = ildl_cuda_bj_setup(s->c, s->bj.count, s->bj.size, s->bj.offset, s->bj.rowptr)) != 0) {
@@ -108,10 +104,13 @@ static int cuda_factor(void *state, const ildl_factor_params *p, int rescaled, i
         s->bj.scale = an->scale;
         double t0 = ildl_wtime();
         ildl_block_jacobi_extract(&s->bj, s->env->A);
-        ildl_block_jacobi_map(&s->bj, s->q, s->qs, s->qinv);
+        ildl_block_jacobi_row_scale(&s->bj, s->qs);
         double t1 = ildl_wtime();
-        st = ildl_cuda_bj_factor(s->c, s->bj.blocks, s->q, s->qs, s->qinv, p->pivot_tol, p->perturb, s->bj.perturbed);
+        /* the order is the analysis' (fixed for this state): its rows go up with the first call */
+        st = ildl_cuda_bj_factor(s->c, s->bj.blocks, s->order_sent ? NULL : s->bj.perm, s->qs,
+                                 s->order_sent ? NULL : s->bj.iperm, p->pivot_tol, p->perturb, s->bj.perturbed);
         if (st) return cuda_msg(st, "CUDA block-Jacobi inversion", msg, msglen);
+        s->order_sent = 1;
         ildl_block_jacobi_stats(&s->bj, fs);
         fs->t_upload = t1 - t0;
         fs->t_device = ildl_wtime() - t1;

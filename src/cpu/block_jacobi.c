@@ -92,13 +92,9 @@ void ildl_block_jacobi_stats(const ildl_block_jacobi *bj, ildl_factor_stats *fs)
     fs->factor_nnz = bj->offset[bj->count];
 }
 
-void ildl_block_jacobi_map(const ildl_block_jacobi *bj, int32_t *q, double *qs, int32_t *qinv)
+void ildl_block_jacobi_row_scale(const ildl_block_jacobi *bj, double *qs)
 {
-    for (int32_t k = 0; k < bj->n; k++) {
-        q[k] = bj->perm[k];
-        qs[k] = bj->scale[bj->perm[k]];
-        qinv[bj->perm[k]] = k;
-    }
+    for (int32_t k = 0; k < bj->n; k++) qs[k] = bj->scale[bj->perm[k]];
 }
 
 void ildl_block_jacobi_apply(ildl_block_jacobi *bj, const double *r, double *z)

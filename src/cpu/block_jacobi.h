@@ -41,9 +41,9 @@ void ildl_block_jacobi_extract(ildl_block_jacobi *bj, const ildl_csr *A);
  * counts all its rows), factor_nnz = the inverses' entries; the rest 0. */
 void ildl_block_jacobi_stats(const ildl_block_jacobi *bj, ildl_factor_stats *fs);
 
-/* The map of an application: analysed row k is user row q[k] with scale qs[k]; qinv = q's
- * inverse (each [n]). */
-void ildl_block_jacobi_map(const ildl_block_jacobi *bj, int32_t *q, double *qs, int32_t *qinv);
+/* The map of an application: analysed row k is user row perm[k] (its inverse: iperm) with scale
+ * qs[k] = scale[perm[k]] ([n]), the one part that new values (a new scaling) change. */
+void ildl_block_jacobi_row_scale(const ildl_block_jacobi *bj, double *qs);
 
 /* z = M^{-1} r (original order; r and z may be the same array). */
 void ildl_block_jacobi_apply(ildl_block_jacobi *bj, const double *r, double *z);

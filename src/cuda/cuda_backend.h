@@ -161,7 +161,8 @@ int ildl_cuda_gje_host(int device_id, int64_t count, const int32_t *size, const 
  * the context's bytes; ildl_cuda_bj_bytes says how many, for estimates); from then on the
  * context's applications and SQMR use block-Jacobi. bj_factor uploads the blocks (host, the
  * layout's order) into the inverses' array, inverts them there (perturbed[count] gets the counts back, host) and
- * installs the map q, qs, qinv (host, [n]: cpu/block_jacobi.h). The statuses of a CUDA call. */
+ * installs the map q, qs, qinv (host, [n]: cpu/block_jacobi.h; q and qinv NULL: those of the
+ * previous call kept). The statuses of a CUDA call. */
 size_t ildl_cuda_bj_bytes(int64_t count, int64_t entries);
 int ildl_cuda_bj_setup(ildl_cuda_ctx *c, int64_t count, const int32_t *size, const int64_t *offset,
                        const int64_t *rowptr);

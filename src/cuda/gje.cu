@@ -256,9 +256,9 @@ extern "C" int ildl_cuda_bj_factor(ildl_cuda_ctx *c, const double *blocks, const
         if (status) goto cleanup;
         CU(cudaMemcpy(perturbed, c->bj.d_pert, sizeof(int32_t) * (size_t)count, cudaMemcpyDeviceToHost));
     }
-    CU(cudaMemcpy(c->d_q, q, sizeof(int32_t) * (size_t)c->n, cudaMemcpyHostToDevice));
+    if (q) CU(cudaMemcpy(c->d_q, q, sizeof(int32_t) * (size_t)c->n, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(c->d_qs, qs, sizeof(double) * (size_t)c->n, cudaMemcpyHostToDevice));
-    CU(cudaMemcpy(c->d_qinv, qinv, sizeof(int32_t) * (size_t)c->n, cudaMemcpyHostToDevice));
+    if (qinv) CU(cudaMemcpy(c->d_qinv, qinv, sizeof(int32_t) * (size_t)c->n, cudaMemcpyHostToDevice));
     CU(cudaDeviceSynchronize());
     c->map_built = 1;
     c->factored = 1;

@@ -213,6 +213,21 @@ static void test_bj_gpu_agreement(void **state)
         free(B), free(X), free(xk);
         printf("GPU block-Jacobi: ildl_solve_multi's %d columns the CPU's bits\n", K);
     }
+    /* a refactorization with new values (3 A) on both: the same bits again */
+    {
+        double *v3 = malloc(sizeof(double) * (size_t)A.rowptr[n]);
+        assert_non_null(v3);
+        for (int64_t p = 0; p < A.rowptr[n]; p++) v3[p] = 3.0 * A.val[p];
+        assert_int_equal(ildl_factor(hc, v3), ILDL_SUCCESS);
+        assert_int_equal(ildl_factor(hg, v3), ILDL_SUCCESS);
+        memset(xc, 0, sizeof(double) * (size_t)n);
+        memset(xg, 0, sizeof(double) * (size_t)n);
+        assert_int_equal(ildl_solve(hc, b, xc), ILDL_SUCCESS);
+        assert_int_equal(ildl_solve(hg, b, xg), ILDL_SUCCESS);
+        assert_memory_equal(xc, xg, sizeof(double) * (size_t)n);
+        free(v3);
+        printf("GPU block-Jacobi: refactorization with new values, x the CPU's bits\n");
+    }
     ildl_destroy(hc);
     ildl_destroy(hg);
     /* the estimate of ildl_analyse_matrix is what the factorization allocates */
