@@ -84,8 +84,8 @@ timeout 120 $B/tests/cuda_test_cuda_devices > "$OUTDIR/devices.log" 2>&1; echo "
 grep -E "^device|^SKIP" "$OUTDIR/devices.log"
 timeout 120 $B/tests/cuda_test_cuda_gje > "$OUTDIR/gje.log" 2>&1; echo "block-Jacobi (Gauss-Jordan) test exit $?"
 grep -E "^GPU block-Jacobi|^SKIP" "$OUTDIR/gje.log"
-timeout 120 $B/tests/api_test_methods > "$OUTDIR/methods.log" 2>&1; echo "methods (block-Jacobi through the API) test exit $?"
-grep -E "^GPU block-Jacobi|^ladder|^SKIP" "$OUTDIR/methods.log"
+timeout 120 $B/tests/api_test_methods > "$OUTDIR/methods.log" 2>&1; echo "methods (block-Jacobi, fixed-point through the API) test exit $?"
+grep -E "^GPU block-Jacobi|^GPU fixed-point|^ladder|^SKIP" "$OUTDIR/methods.log"
 if [ -n "$SAN" ]; then
   CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   case "$SAN" in sanitize) TOOLS=memcheck ;; racecheck) TOOLS=racecheck ;; *) TOOLS="memcheck racecheck" ;; esac

@@ -173,6 +173,7 @@ typedef enum {
 } ildl_escalation;
 #define ILDL_MAX_RUNGS 3 /* rungs 0, 1, 2 */
 #define ILDL_MAX_PUSHBACK_ROUNDS 16 /* ildl_options.pushback_rounds at most */
+#define ILDL_MAX_FP_SWEEPS 1000 /* ildl_options.fp_sweeps at most */
 
 /* What ildl_apply applies (options.apply_mode). */
 typedef enum {
@@ -189,7 +190,7 @@ typedef enum {
 /* The preconditioner built from the blocks (options.method; docs/methods.md). */
 typedef enum {
     ILDL_METHOD_ILDL = 0,        /* the block-incomplete LDL^T (default) */
-    ILDL_METHOD_BLOCK_JACOBI = 1 /* block-Jacobi: the diagonal blocks of the scaled, permuted A (the
+    ILDL_METHOD_BLOCK_JACOBI = 1, /* block-Jacobi: the diagonal blocks of the scaled, permuted A (the
                                     analysis' blocks, at most 32 rows) inverted by Gauss-Jordan
                                     elimination with implicit pivoting (pivots below pivot_tol
                                     perturbed), applied as a batched product; both backends, the
@@ -198,6 +199,16 @@ typedef enum {
                                     push-back. The ladder's rungs 1 and 2 are block-iLDL^T
                                     factors. ildl_info: factor_nnz counts the inverses' entries,
                                     num_perturbed the perturbed pivots, inertia is 0 */
+    ILDL_METHOD_FIXED_POINT = 2  /* the fixed-point (Jacobi-sweep) block factorization: U^T D U on
+                                    the same block pattern, every block recomputed from the
+                                    previous sweep's factor (fp_sweeps sweeps, no order among
+                                    block rows), pivots below eps delta^(s-1) ||A||_inf
+                                    perturbed in sweep s (fp_eps, fp_delta), then tau-dropped
+                                    into the same store; both backends, the same bits. An
+                                    approximation of the block-iLDL^T's factor (ildl_info
+                                    fp_residual says how close): fewer sweeps than levels cost
+                                    iterations. Double precision only; the ladder's rungs 1 and
+                                    2 are block-iLDL^T factors */
 } ildl_method;
 
 /* Log callback: receives one line (no trailing newline) when verbosity > 0. */
@@ -259,14 +270,19 @@ typedef struct ildl_options {
     int refactor_scaling;   /* ildl_refactor_scaling: the scaling of a refactorization with new
                                values; default RECOMPUTE (docs/robustness.md, "Refactorizations") */
     int method;             /* ildl_method: the preconditioner; default ILDL */
-    int reserved_int[8];
+    int fp_sweeps;          /* method FIXED_POINT: sweeps, 1..ILDL_MAX_FP_SWEEPS; default 4 */
+    int reserved_int[7];
     double escalation_max_bytes;   /* >= 0, finite: a rung whose factor would need more bytes (its
                                       entries, 10 bytes each in double precision, 6 in single) is
                                       not taken; 0 = the host's physical memory / 2; default 0.
                                       A rung whose device allocation fails is not taken either */
     double escalation_max_seconds; /* >= 0, finite: no rung starts once ildl_solve has run this long
                                       (seconds); 0 = no limit; default 0 */
-    double reserved_double[14];
+    double fp_eps;          /* method FIXED_POINT: sweep s perturbs pivots below
+                               max(fp_eps fp_delta^(s-1) ||A||_inf, pivot_tol) to that
+                               magnitude (at least pivot_perturb); finite, >= 0; default 0.1 */
+    double fp_delta;        /* in (0, 1]; default 0.95 */
+    double reserved_double[12];
     void *reserved_ptr[4];
 } ildl_options;
 
@@ -322,7 +338,10 @@ typedef struct ildl_info {
                                       ildl_factor then allocates (device_bytes); after
                                       ildl_setup, device_bytes. A push-back round or a rung of the
                                       ladder analyses again and allocates anew */
-    double reserved_double[11];
+    double fp_residual;       /* method FIXED_POINT, last factorization: ||A - U^T D U||_F / ||A||_F
+                                 over the analysis' block pattern after the last sweep (before
+                                 tau-dropping; A scaled and permuted); 0 with other methods */
+    double reserved_double[10];
 } ildl_info;
 
 typedef struct ildl_handle ildl_handle;

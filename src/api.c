@@ -106,6 +106,9 @@ ILDL_API int ildl_options_default(ildl_options *o)
     o->apply_mode = ILDL_APPLY_LDLT;
     o->refactor_scaling = ILDL_REFACTOR_SCALING_RECOMPUTE;
     o->method = ILDL_METHOD_ILDL;
+    o->fp_sweeps = 4;
+    o->fp_eps = 0.1;
+    o->fp_delta = 0.95;
     return ILDL_SUCCESS;
 }
 
@@ -213,8 +216,19 @@ static int check_options(const ildl_options *o, char *msg, size_t len)
     if (o->pushback_rounds < 0 || o->pushback_rounds > ILDL_MAX_PUSHBACK_ROUNDS)
         return ildl_msg(msg, len, "pushback_rounds = %d, must be in 0..%d", o->pushback_rounds,
                         ILDL_MAX_PUSHBACK_ROUNDS), ILDL_ERR_INVALID_OPTION;
-    if (o->method != ILDL_METHOD_ILDL && o->method != ILDL_METHOD_BLOCK_JACOBI)
+    if (o->method != ILDL_METHOD_ILDL && o->method != ILDL_METHOD_BLOCK_JACOBI &&
+        o->method != ILDL_METHOD_FIXED_POINT)
         return ildl_msg(msg, len, "unknown method %d", o->method), ILDL_ERR_INVALID_OPTION;
+    if (o->fp_sweeps < 1 || o->fp_sweeps > ILDL_MAX_FP_SWEEPS)
+        return ildl_msg(msg, len, "fp_sweeps = %d, must be in 1..%d", o->fp_sweeps, ILDL_MAX_FP_SWEEPS),
+               ILDL_ERR_INVALID_OPTION;
+    if (!(o->fp_eps >= 0.0) || !isfinite(o->fp_eps))
+        return ildl_msg(msg, len, "fp_eps = %g, must be finite and >= 0", o->fp_eps), ILDL_ERR_INVALID_OPTION;
+    if (!(o->fp_delta > 0.0 && o->fp_delta <= 1.0))
+        return ildl_msg(msg, len, "fp_delta = %g, must be in (0, 1]", o->fp_delta), ILDL_ERR_INVALID_OPTION;
+    if (o->method == ILDL_METHOD_FIXED_POINT && o->precision != ILDL_PREC_DOUBLE)
+        return ildl_msg(msg, len, "method fixed-point computes in double precision: precision must be DOUBLE"),
+               ILDL_ERR_INVALID_OPTION;
     if (o->method == ILDL_METHOD_BLOCK_JACOBI) {
         if (o->precision != ILDL_PREC_DOUBLE)
             return ildl_msg(msg, len, "method block-Jacobi computes in double precision: precision must be DOUBLE"),
@@ -494,6 +508,9 @@ int ildl_api_factor_once(ildl_handle *h, const double *values, int32_t *block_pe
         .pair_hint = h->an.pair_hint, /* static 2x2 pivots from the matching, or NULL */
         .num_threads = h->opt.num_threads,
         .block_perturbed = block_perturbed,
+        .fp_sweeps = h->opt.fp_sweeps,
+        .fp_eps = h->opt.fp_eps,
+        .fp_delta = h->opt.fp_delta,
     };
     ildl_factor_stats fs;
     memset(&fs, 0, sizeof fs);
@@ -509,6 +526,7 @@ int ildl_api_factor_once(ildl_handle *h, const double *values, int32_t *block_pe
     I->inertia_pos = fs.inertia_pos;
     I->inertia_neg = fs.inertia_neg;
     I->inertia_zero = fs.inertia_zero;
+    I->fp_residual = fs.fp_residual;
     h->factored = 1;
     if (fs.t_upload > 0.0 || fs.t_device > 0.0) /* a device's factorization */
         ildl_api_log(h, 2, "factor phases (s): check %.4f rescale %.4f load %.4f upload %.4f device %.4f statistics %.4f",

@@ -29,7 +29,8 @@ static const named solve_kernels[] = {{"auto", ILDL_SOLVE_KERNELS_AUTO}, {"stage
 static const named l2_persists[] = {{"auto", ILDL_L2_PERSIST_AUTO}, {"off", ILDL_L2_PERSIST_OFF}, {0, 0}};
 static const named escalations[] = {{"none", ILDL_ESCALATE_NONE}, {"fill", ILDL_ESCALATE_FILL},
                                     {"complete", ILDL_ESCALATE_COMPLETE}, {0, 0}};
-static const named methods[] = {{"ildl", ILDL_METHOD_ILDL}, {"block-jacobi", ILDL_METHOD_BLOCK_JACOBI}, {0, 0}};
+static const named methods[] = {{"ildl", ILDL_METHOD_ILDL}, {"block-jacobi", ILDL_METHOD_BLOCK_JACOBI},
+                                {"fixed-point", ILDL_METHOD_FIXED_POINT}, {0, 0}};
 static const named leftovers[] = {{"scan", ILDL_LEFTOVER_SCAN}, {"atomic", ILDL_LEFTOVER_ATOMIC}, {0, 0}};
 
 static const char *name_of(const named *t, int v)
@@ -85,8 +86,12 @@ static void usage(FILE *f)
         "  --fill-factor R               capacity per block r_f * nnz(A_ij); <= 0 unlimited [%g]\n"
         "  --threshold T                 drop tolerance tau [%g]\n"
         "  --pivot none|bk|rook          pivoting in diagonal blocks [%s]\n"
-        "  --method ildl|block-jacobi    the preconditioner: the block-iLDL^T, or block-Jacobi on the\n"
-        "                                same blocks (inverted by Gauss-Jordan; docs/methods.md) [%s]\n"
+        "  --method ildl|block-jacobi|fixed-point   the preconditioner: the block-iLDL^T, block-Jacobi\n"
+        "                                on the same blocks (inverted by Gauss-Jordan), or the\n"
+        "                                fixed-point (Jacobi-sweep) block factorization (docs/methods.md) [%s]\n"
+        "  --fp-sweeps N                 fixed-point: sweeps, 1..%d [%d]\n"
+        "  --fp-eps E                    fixed-point: pivots below E delta^(s-1) ||A||_inf perturbed [%g]\n"
+        "  --fp-delta D                  fixed-point: the perturbation's factor per sweep, (0,1] [%g]\n"
         "  --precision double|single|mixed   factor/solve precision [%s]\n"
         "  --block-size B                max rows per block, 1..32 [%d]\n"
         "  --block-threshold C           cosine similarity threshold [%g]\n"
@@ -123,7 +128,7 @@ static void usage(FILE *f)
         "exit status: 0 converged, 1 not converged, 2 error\n",
         name_of(backends, d.backend), name_of(orderings, d.ordering), name_of(blockings, d.blocking),
         name_of(scalings, d.scaling), d.fill_level, d.fill_factor, d.drop_tol, name_of(pivots, d.pivoting),
-        name_of(methods, d.method), name_of(precisions, d.precision), d.max_block_size, d.block_threshold, name_of(leftovers, d.leftover),
+        name_of(methods, d.method), ILDL_MAX_FP_SWEEPS, d.fp_sweeps, d.fp_eps, d.fp_delta, name_of(precisions, d.precision), d.max_block_size, d.block_threshold, name_of(leftovers, d.leftover),
         name_of(schedules, d.solve_schedule), name_of(solve_kernels, d.solve_kernels),
         name_of(l2_persists, d.l2_persist), name_of(escalations, d.escalation), d.escalation_max_bytes,
         d.escalation_max_seconds, ILDL_MAX_PUSHBACK_ROUNDS, d.pushback_rounds,
@@ -330,6 +335,9 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--scaling")) { NEEDV bad = parse_named(scalings, o, v, &opt.scaling); }
         else if (!strcmp(o, "--pivot")) { NEEDV bad = parse_named(pivots, o, v, &opt.pivoting); }
         else if (!strcmp(o, "--method")) { NEEDV bad = parse_named(methods, o, v, &opt.method); }
+        else if (!strcmp(o, "--fp-sweeps")) { NEEDV bad = parse_int(o, v, &opt.fp_sweeps); }
+        else if (!strcmp(o, "--fp-eps")) { NEEDV bad = parse_double(o, v, &opt.fp_eps); }
+        else if (!strcmp(o, "--fp-delta")) { NEEDV bad = parse_double(o, v, &opt.fp_delta); }
         else if (!strcmp(o, "--precision")) { NEEDV bad = parse_named(precisions, o, v, &opt.precision); }
         else if (!strcmp(o, "--leftover")) { NEEDV bad = parse_named(leftovers, o, v, &opt.leftover); }
         else if (!strcmp(o, "--schedule")) { NEEDV bad = parse_named(schedules, o, v, &opt.solve_schedule); }
@@ -475,6 +483,9 @@ report:
             printf("factor   nnz %lld (fill %.2f), 2x2 pivots %d, perturbed %d, inertia (+%d, -%d, 0:%d)\n",
                    (long long)info.factor_nnz, info.fill, (int)info.num_2x2_pivots, (int)info.num_perturbed,
                    (int)info.inertia_pos, (int)info.inertia_neg, (int)info.inertia_zero);
+            if (opt.method == ILDL_METHOD_FIXED_POINT)
+                printf("sweeps   %d fixed-point sweeps, ||A - U^T D U||_F / ||A||_F on the pattern %.3e\n",
+                       opt.fp_sweeps, info.fp_residual);
             if (info.pushback_rounds > 0)
                 printf("pushback %d rounds, %d blocks pushed to the end\n", (int)info.pushback_rounds,
                        (int)info.pushback_blocks);
@@ -535,6 +546,11 @@ report:
                opt.fill_level, opt.fill_factor,
                opt.drop_tol, name_of(precisions, opt.precision));
         printf(",\"ordering_used\":\"%s\"", name_of(orderings, info.ordering_used));
+        if (opt.method == ILDL_METHOD_FIXED_POINT) {
+            printf(",\"fp_sweeps\":%d,\"fp_eps\":%g,\"fp_delta\":%g,\"fp_residual\":", opt.fp_sweeps, opt.fp_eps,
+                   opt.fp_delta);
+            json_number(stdout, info.fp_residual);
+        }
         printf(",\"pushback\":%d,\"pushback_rounds\":%d,\"pushback_blocks\":%d", opt.pushback_rounds,
                (int)info.pushback_rounds, (int)info.pushback_blocks);
         printf(",\"escalation\":\"%s\",\"rung\":%d,\"rung_iterations\":[%lld,%lld,%lld],"

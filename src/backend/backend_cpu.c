@@ -5,6 +5,7 @@
 #include "backend/backend.h"
 #include "core/util.h"
 #include "cpu/block_jacobi.h"
+#include "cpu/fixed_point.h"
 
 typedef struct cpu_state {
     const ildl_backend_env *env;
@@ -88,7 +89,9 @@ static int cpu_factor(void *state, const ildl_factor_params *p, int rescaled, il
         ildl_block_jacobi_stats(&s->bj, fs);
         return ILDL_SUCCESS;
     }
-    int st = precision == ILDL_PREC_SINGLE ? ildl_cpu_factor_s(T, p, fs) : ildl_cpu_factor(T, p, fs);
+    int st = s->env->opt->method == ILDL_METHOD_FIXED_POINT ? ildl_cpu_factor_fixed_point(T, p, fs)
+             : precision == ILDL_PREC_SINGLE                  ? ildl_cpu_factor_s(T, p, fs)
+                                                              : ildl_cpu_factor(T, p, fs);
     if (st) {
         ildl_msg(msg, msglen, "CPU factorization failed: %s", ildl_strerror(st));
         return st;

@@ -76,6 +76,8 @@ static int cuda_create(const ildl_backend_env *env, void **state, char *msg, siz
             }
         }
     }
+    if (!st && o->method == ILDL_METHOD_FIXED_POINT && (st = ildl_cuda_fp_setup(s->c, &env->an->tiles)) != 0)
+        cuda_msg(st, "CUDA setup (the fixed-point sweeps' state)", msg, msglen);
     if (!st && o->precision == ILDL_PREC_MIXED && (st = ildl_cuda_set_mixed(s->c)) != 0)
         cuda_msg(st, "CUDA setup (single-precision factor storage)", msg, msglen);
     if (!st && (st = ildl_cuda_set_schedule(s->c, o->solve_schedule)) != 0)
@@ -334,6 +336,7 @@ static int cuda_estimate(const ildl_backend_env *env, size_t *bytes, char *msg, 
         }
         *bytes += ildl_cuda_bj_bytes(blk->nb, entries);
     }
+    if (!st && o->method == ILDL_METHOD_FIXED_POINT) *bytes += ildl_cuda_fp_bytes(&env->an->tiles);
     return st;
 }
 

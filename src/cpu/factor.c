@@ -81,15 +81,13 @@ static void tile_expand(const ildl_tiles *T, int64_t t, int mi, int mj, ildl_rea
     }
 }
 
-/* du = D_k u for the mk x mj tile u (ld 32), D_k the 1x1/2x2 pivots of block k. */
-static void apply_d(const ildl_tiles *T, int32_t k, int mk, int mj, const ildl_real *u,
-                    ildl_real *du)
+void RN(ildl_tile_apply_d)(int mk, int mj, const double *dd, const double *de, const int8_t *ty,
+                           const ildl_real *u, ildl_real *du)
 {
-    int32_t b = T->bstart[k];
     for (int l = 0; l < mk; l++) {
-        ildl_real d0 = T->d_diag[b + l];
-        if (T->piv_type[b + l] == 2 && l + 1 < mk) {
-            ildl_real e = T->d_off[b + l], d1 = T->d_diag[b + l + 1];
+        ildl_real d0 = dd[l];
+        if (ty[l] == 2 && l + 1 < mk) {
+            ildl_real e = de[l], d1 = dd[l + 1];
             for (int c = 0; c < mj; c++) {
                 ildl_real u0 = u[l * LD + c], u1 = u[(l + 1) * LD + c];
                 du[l * LD + c] = d0 * u0 + e * u1;
@@ -102,9 +100,7 @@ static void apply_d(const ildl_tiles *T, int32_t k, int mk, int mj, const ildl_r
     }
 }
 
-/* b -= u^T du (u: mk x mi, du: mk x mj, b: mi x mj, all ld 32). sym: b is a diagonal tile
- * (mi == mj); only c >= r is computed and mirrored so b stays exactly symmetric. */
-static void sub_utdu(int mk, int mi, int mj, const ildl_real *u, const ildl_real *du, ildl_real *b,
+void RN(ildl_tile_sub_utdu)(int mk, int mi, int mj, const ildl_real *u, const ildl_real *du, ildl_real *b,
                      int sym)
 {
     ildl_real s[TILE];
@@ -135,14 +131,14 @@ static void pull_update(const ildl_tiles *T, int64_t tki, int64_t tkj, int mi, i
     ildl_real *u = w, *du = w + TILE;
     int32_t k = T->row[tki];
     int mk = ildl_tiles_block_size(T, k);
+    int32_t bk = T->bstart[k];
     tile_expand(T, tkj, mk, mj, u);
-    apply_d(T, k, mk, mj, u, du);
+    RN(ildl_tile_apply_d)(mk, mj, T->d_diag + bk, T->d_off + bk, T->piv_type + bk, u, du);
     if (tki != tkj) tile_expand(T, tki, mk, mi, u);
-    sub_utdu(mk, mi, mj, u, du, b, tki == tkj);
+    RN(ildl_tile_sub_utdu)(mk, mi, mj, u, du, b, tki == tkj);
 }
 
-/* Scatter A's entries of tile t into b (ld 32, zeroed); sym mirrors (diagonal tiles). */
-static void load_a(const ildl_tiles *T, int64_t t, int sym, ildl_real *b)
+void RN(ildl_tile_load_a)(const ildl_tiles *T, int64_t t, int sym, ildl_real *b)
 {
     for (int64_t q = T->a_ptr[t]; q < T->a_ptr[t + 1]; q++) {
         int r = T->a_idx[q] >> 5, c = T->a_idx[q] & 31;
@@ -152,8 +148,7 @@ static void load_a(const ildl_tiles *T, int64_t t, int sym, ildl_real *b)
     }
 }
 
-/* Rows of b (mi x mj, ld 32) into pivot order: new row r = old row perm[r]; w: scratch. */
-static void permute_rows(int mi, int mj, const int32_t *perm, ildl_real *b, ildl_real *w)
+void RN(ildl_tile_permute_rows)(int mi, int mj, const int32_t *perm, ildl_real *b, ildl_real *w)
 {
     for (int r = 0; r < mi; r++) memcpy(w + r * LD, b + perm[r] * LD, (size_t)mj * sizeof(ildl_real));
     for (int r = 0; r < mi; r++) memcpy(b + r * LD, w + r * LD, (size_t)mj * sizeof(ildl_real));
@@ -202,7 +197,7 @@ static void factor_diag(ildl_tiles *T, const ildl_factor_params *p, int32_t i, i
     int32_t b = T->bstart[i];
     ildl_dense_params dp;
     memset(W, 0, TILE * sizeof(ildl_real));
-    load_a(T, T->row_ptr[i], 1, W);
+    RN(ildl_tile_load_a)(T, T->row_ptr[i], 1, W);
     for (int64_t q = T->col_ptr[i]; q < T->col_ptr[i + 1]; q++) {
         int64_t t = T->col_tiles[q];
         if (T->row[t] >= i) break;
@@ -230,7 +225,7 @@ static void solve_offdiag(const ildl_tiles *T, int32_t i, int64_t t, const ildl_
     int64_t qi = T->col_ptr[i], ei = T->col_ptr[i + 1];
     int64_t qj = T->col_ptr[j], ej = T->col_ptr[j + 1];
     memset(B, 0, TILE * sizeof(ildl_real));
-    load_a(T, t, 0, B);
+    RN(ildl_tile_load_a)(T, t, 0, B);
     while (qi < ei && qj < ej) {
         int64_t ti = T->col_tiles[qi], tj = T->col_tiles[qj];
         int32_t ki = T->row[ti], kj = T->row[tj];
@@ -243,7 +238,7 @@ static void solve_offdiag(const ildl_tiles *T, int32_t i, int64_t t, const ildl_
             qj++;
         }
     }
-    permute_rows(mi, mj, res->perm, B, w);
+    RN(ildl_tile_permute_rows)(mi, mj, res->perm, B, w);
     RN(ildl_dense_solve_offdiag)(mi, mj, W, res, B);
 }
 
@@ -264,15 +259,25 @@ static void row_norms(const ildl_tiles *T, int32_t i, const ildl_real *slot, ild
     }
 }
 
-/* Phase A for block row i: in-flight tiles slot[0..], need[s] after tau-dropping. */
-static int phase_a_row(ildl_tiles *T, const ildl_factor_params *p, int32_t i, ildl_real *slot,
-                       ildl_dense_result *res, ildl_real *rownorm, int64_t *need, ildl_real *w)
+/* Phase A for block row i: in-flight tiles slot[0..], need[s] after tau-dropping. The tiles
+ * come from the pulls and solves above, or from fill (the fixed-point method's last sweep). */
+static int phase_a_row(ildl_tiles *T, const ildl_factor_params *p, const ildl_factor_fill *fill,
+                       int32_t i, ildl_real *slot, ildl_dense_result *res, ildl_real *rownorm,
+                       int64_t *need, ildl_real *w)
 {
     int mi = ildl_tiles_block_size(T, i);
     int64_t t0 = T->row_ptr[i], nt = T->row_ptr[i + 1] - t0;
     if (nt < 1 || T->col[t0] != i) return ILDL_ERR_INTERNAL;
-    factor_diag(T, p, i, slot, res, w);
-    for (int64_t s = 1; s < nt; s++) solve_offdiag(T, i, t0 + s, slot, res, slot + s * TILE, w);
+#ifndef ILDL_SINGLE
+    if (fill) {
+        fill->row(fill->ctx, T, i, slot, res);
+    } else
+#endif
+    {
+        (void)fill;
+        factor_diag(T, p, i, slot, res, w);
+        for (int64_t s = 1; s < nt; s++) solve_offdiag(T, i, t0 + s, slot, res, slot + s * TILE, w);
+    }
     row_norms(T, i, slot, rownorm);
     need[0] = (int64_t)mi * mi;
     for (int64_t s = 1; s < nt; s++) {
@@ -496,7 +501,8 @@ static int set_chunk_codes(ildl_tiles *T)
     return ILDL_SUCCESS;
 }
 
-int RN(ildl_cpu_factor)(ildl_tiles *T, const ildl_factor_params *p, ildl_factor_stats *st)
+static int factor_driver(ildl_tiles *T, const ildl_factor_params *p, const ildl_factor_fill *fill,
+                         ildl_factor_stats *st)
 {
     int status = ILDL_SUCCESS, nthreads = 1;
     int64_t so = 0, used = 0, leftover = 0;
@@ -532,7 +538,7 @@ int RN(ildl_cpu_factor)(ildl_tiles *T, const ildl_factor_params *p, ildl_factor_
 #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
             for (int32_t rr = 0; rr < nrows; rr++) {
                 int tid = thread_id();
-                int s = phase_a_row(T, p, T->level_rows[r0 + rr],
+                int s = phase_a_row(T, p, fill, T->level_rows[r0 + rr],
                                     ws.inflight + (int64_t)ws.rowbase[rr] * TILE, ws.res + rr,
                                     ws.rownorm + (int64_t)rr * LD, ws.need + ws.rowbase[rr],
                                     ws.scratch + (int64_t)tid * 2 * TILE);
@@ -566,3 +572,16 @@ int RN(ildl_cpu_factor)(ildl_tiles *T, const ildl_factor_params *p, ildl_factor_
     workspace_free(&ws);
     return status;
 }
+
+int RN(ildl_cpu_factor)(ildl_tiles *T, const ildl_factor_params *p, ildl_factor_stats *st)
+{
+    return factor_driver(T, p, NULL, st);
+}
+
+#ifndef ILDL_SINGLE
+int ildl_cpu_factor_store(ildl_tiles *T, const ildl_factor_params *p, const ildl_factor_fill *fill,
+                          ildl_factor_stats *st)
+{
+    return factor_driver(T, p, fill, st);
+}
+#endif

@@ -5,6 +5,7 @@
 #define ILDL_CPU_FACTOR_H
 #include <stdint.h>
 #include "analyse/tiles.h"
+#include "core/dense_rules.h"
 
 typedef struct ildl_factor_params {
     int pivoting;            /* ildl_pivoting */
@@ -16,6 +17,8 @@ typedef struct ildl_factor_params {
     int num_threads;         /* 0 = OpenMP default */
     int32_t *block_perturbed;/* output, optional [nb]: the pivots perturbed in each block row's
                               * diagonal factorization (the blocks push-back moves) */
+    int fp_sweeps;           /* the fixed-point method (cpu/fixed_point.h): sweeps, >= 1 */
+    double fp_eps, fp_delta; /* its perturbation schedule */
 } ildl_factor_params;
 
 typedef struct ildl_factor_stats {
@@ -25,6 +28,8 @@ typedef struct ildl_factor_stats {
     int64_t factor_nnz;      /* stored entries of U off the diagonal + n (unit diag) + D entries */
     int64_t leftover_granted;/* extra entries granted beyond static capacities */
     double t_upload, t_device, t_stats; /* CUDA backend: A's values up, kernels, statistics (s) */
+    double fp_residual;      /* the fixed-point method: ||A - U^T D U||_F / ||A||_F on the pattern
+                              * after the last sweep (before dropping); else 0 */
 } ildl_factor_stats;
 
 /* Factor T (a_val must be loaded) into T->val/idx/off/nnz/piv/d_*. Returns ILDL_SUCCESS,
@@ -34,6 +39,38 @@ int ildl_cpu_factor(ildl_tiles *T, const ildl_factor_params *p, ildl_factor_stat
  * writes T->val32 and D as float values (in the double arrays). ildl_cpu_factor needs T->val,
  * this one T->val32 (ildl_tiles_set_precision); ILDL_ERR_INTERNAL if it is missing. */
 int ildl_cpu_factor_s(ildl_tiles *T, const ildl_factor_params *p, ildl_factor_stats *st);
+
+/* A factor from tiles computed elsewhere (the fixed-point method, src/cpu/fixed_point.c):
+ * fill->row(ctx, T, i, slot, res) writes block row i's in-flight tiles as phase A's pulls and
+ * solves would (slot[0]: U_ii strict upper in pivot order, ld 32; slot[s]: tile s, rows in
+ * block i's pivot order, columns in block j's analysed order, ld 32), block i's pivot order
+ * and D into T->piv/d_* and res (perm, D, n2x2, nperturbed). The rest is ildl_cpu_factor's:
+ * row norms, tau-dropping, leftover grants, storage, column permutation, statistics. Double
+ * precision only. */
+typedef struct ildl_factor_fill {
+    void (*row)(void *ctx, ildl_tiles *T, int32_t i, double *slot, ildl_dense_result *res);
+    void *ctx;
+} ildl_factor_fill;
+int ildl_cpu_factor_store(ildl_tiles *T, const ildl_factor_params *p, const ildl_factor_fill *fill,
+                          ildl_factor_stats *st);
+
+/* Steps of the factorization shared with the fixed-point method (tiles ld 32, in the orders
+ * factor.c documents); _s for the float build. */
+/* du = D u for the mk x mj tile u, D the 1x1/2x2 pivots dd/de/ty of a block (its first row). */
+void ildl_tile_apply_d(int mk, int mj, const double *dd, const double *de, const int8_t *ty,
+                       const double *u, double *du);
+/* b -= u^T du (u: mk x mi, du: mk x mj, b: mi x mj). sym: b is a diagonal tile (mi == mj);
+ * only c >= r is computed and mirrored so b stays exactly symmetric. */
+void ildl_tile_sub_utdu(int mk, int mi, int mj, const double *u, const double *du, double *b, int sym);
+/* Scatter A's entries of tile t into b (zeroed); sym mirrors (diagonal tiles). */
+void ildl_tile_load_a(const ildl_tiles *T, int64_t t, int sym, double *b);
+/* Rows of b (mi x mj) into pivot order: new row r = old row perm[r]; w: scratch tile. */
+void ildl_tile_permute_rows(int mi, int mj, const int32_t *perm, double *b, double *w);
+void ildl_tile_apply_d_s(int mk, int mj, const double *dd, const double *de, const int8_t *ty,
+                         const float *u, float *du);
+void ildl_tile_sub_utdu_s(int mk, int mi, int mj, const float *u, const float *du, float *b, int sym);
+void ildl_tile_load_a_s(const ildl_tiles *T, int64_t t, int sym, float *b);
+void ildl_tile_permute_rows_s(int mi, int mj, const int32_t *perm, float *b, float *w);
 
 /* Prepare the factor for the solves: replace every diagonal tile's U_ii by V_ii = U_ii^{-1}
  * (tiles.h), so that the solves multiply instead of substituting; sets T->diag_inverted (a

@@ -97,6 +97,22 @@ struct ildl_cuda_ctx {
         int64_t *d_off, *d_row;
         double *d_inv; /* the blocks, inverted in place */
     } bj;
+    /* options.method FIXED_POINT (fixed_point.cu): the sweeps' state (cpu/fixed_point.h), two
+     * copies; the factorization's chunks then load the last one instead of pulling */
+    struct {
+        int on;
+        int64_t nofd;          /* off-diagonal tiles */
+        int64_t *d_soff, *d_offd; /* [ntiles] each tile's first value; [nofd] the off-diagonal tiles */
+        double *d_u[2];
+        int32_t *d_perm[2];
+        double *d_dd[2], *d_de[2];
+        int8_t *d_ty[2];
+        int32_t *d_q, *d_npert, *d_n2x2;
+        double *d_tile_sq;     /* [ntiles] the residual's sums */
+        uint8_t *d_dense;      /* [ntiles] ILDL_TILE_DENSE: the format of the state's tiles */
+        int sweeps, cur;       /* this factorization's sweeps; the copy of the last */
+        double tol[ILDL_MAX_FP_SWEEPS], perturb[ILDL_MAX_FP_SWEEPS]; /* the schedule */
+    } fp;
     double *d_w, *d_r, *d_z; /* [n] work vectors */
     int *d_tickets;        /* the sync-free sweeps' tickets: [0] forward, [1] backward, [2] = 0 */
     const int *d_skip;     /* what the solve kernels read to skip: d_tickets + 2, or SQMR's halt
@@ -187,6 +203,7 @@ int ildl_cuda_profiling(void);
 int factor_run(ildl_cuda_ctx *c, const factor_params_d &prm, int leftover);
 /* Shared-memory limits of the factorization kernels (once per context). */
 cudaError_t factor_configure(void);
+cudaError_t fp_configure(void); /* fixed_point.cu: the sweeps' kernels' shared memory */
 
 /* z = M^{-1} r for device vectors in the user's ordering, on stream s (capturable). */
 int ildl_cuda_apply_device(ildl_cuda_ctx *c, const double *r, double *z, cudaStream_t s);
@@ -194,6 +211,12 @@ int ildl_cuda_apply_device(ildl_cuda_ctx *c, const double *r, double *z, cudaStr
 int ildl_cuda_apply_to_w(ildl_cuda_ctx *c, const double *r, cudaStream_t s);
 /* method BLOCK_JACOBI: x (analysed order) <- the blocks' inverses times x, in place (gje.cu) */
 int ildl_cuda_bj_apply_device(ildl_cuda_ctx *c, double *x, cudaStream_t s);
+/* The fixed-point method (fixed_point.cu): its sweeps and residual sums on stream s (the schedule
+ * in c->fp), the last state into a chunk's in-flight slots (phase A's place), the sums down. */
+int fp_sweeps_run(ildl_cuda_ctx *c, const factor_params_d &prm, cudaStream_t s);
+void fp_load_launch(int32_t nrows, cudaStream_t s, ildl_cuda_ctx *c, const int32_t *rows, const int32_t *rowbase,
+                    double *inflight);
+int fp_residual_download(ildl_cuda_ctx *c, double *tile_sq, cudaStream_t s);
 
 /* The device bytes ildl_cuda_sqmr_prepare allocates for order n (its vectors, partial sums and
  * scalars). */

@@ -169,4 +169,11 @@ int ildl_cuda_bj_setup(ildl_cuda_ctx *c, int64_t count, const int32_t *size, con
 int ildl_cuda_bj_factor(ildl_cuda_ctx *c, const double *blocks, const int32_t *q, const double *qs,
                         const int32_t *qinv, double tol, double perturb, int32_t *perturbed);
 
+/* options.method FIXED_POINT on a context made by ildl_cuda_create (fixed_point.cu): fp_setup
+ * allocates the sweeps' state for T's pattern (counted in the context's bytes; ildl_cuda_fp_bytes
+ * says how many, for estimates); from then on ildl_cuda_factor runs p->fp_sweeps sweeps
+ * (cpu/fixed_point.h, the same bits) and stores their factor, st->fp_residual their residual. */
+size_t ildl_cuda_fp_bytes(const ildl_tiles *T);
+int ildl_cuda_fp_setup(ildl_cuda_ctx *c, const ildl_tiles *T);
+
 #endif

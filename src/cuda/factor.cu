@@ -11,7 +11,8 @@
  *            (option ILDL_LEFTOVER_ATOMIC);
  *   phase C (factor_phase_c.cu)  k_phase_c: keep-largest, compress and store, column
  *            permutation;
- * and after all levels k_invert_diagonal: every diagonal tile U_ii becomes U_ii^{-1} (solves).
+ * (the fixed-point method, fixed_point.cu: its sweeps first, then per chunk k_fp_load instead of
+ * phase A's pulls and solves), and after all levels k_invert_diagonal: every diagonal tile U_ii becomes U_ii^{-1} (solves).
  * What follows a factorization (statistics, map, download) is factorize.cu's. */
 #include "cuda/context.cuh"
 extern "C" {
@@ -49,22 +50,28 @@ static int factor_chunks(ildl_cuda_ctx *c, const factor_params_d &prm, int lefto
         const int32_t *rows = c->d_level_rows + r0, *rb = c->fac.d_rowbase + r0;
         const int32_t *tile_rr = c->fac.d_tile_rr, *tile_s = c->fac.d_tile_s;
         int64_t toff = c->fac.chunk_toff[ch], nofd = c->fac.chunk_toff[ch + 1] - toff;
-        if (nofd > 0) {
-            CU(cudaEventRecord(c->fac.ev_fork, s0));
-            CU(cudaStreamWaitEvent(s1, c->fac.ev_fork, 0));
-            phase_a_pull_launch<R>(nofd, s1, c->T, rows, rb, tile_rr + toff, tile_s + toff, inflight);
+        if (c->fp.on) { /* the fixed-point method: the tiles come from its last sweep */
+            fp_load_launch(nrows, s0, c, rows, rb, reinterpret_cast<double *>(inflight));
             CU_LAUNCH();
-            PROFILE_POINT(1);
-            CU(cudaEventRecord(c->fac.ev_join, s1));
-        }
-        phase_a_diag_launch<R>(nrows, s0, c->T, prm, rows, rb, inflight, c->fac.d_res);
-        CU_LAUNCH();
-        PROFILE_POINT(0);
-        if (nofd > 0) {
-            CU(cudaStreamWaitEvent(s0, c->fac.ev_join, 0));
-            phase_a_solve_launch<R>(nofd, s0, c->T, rows, rb, tile_rr + toff, tile_s + toff, inflight, c->fac.d_res);
+            PROFILE_POINT(0);
+        } else {
+            if (nofd > 0) {
+                CU(cudaEventRecord(c->fac.ev_fork, s0));
+                CU(cudaStreamWaitEvent(s1, c->fac.ev_fork, 0));
+                phase_a_pull_launch<R>(nofd, s1, c->T, rows, rb, tile_rr + toff, tile_s + toff, inflight);
+                CU_LAUNCH();
+                PROFILE_POINT(1);
+                CU(cudaEventRecord(c->fac.ev_join, s1));
+            }
+            phase_a_diag_launch<R>(nrows, s0, c->T, prm, rows, rb, inflight, c->fac.d_res);
             CU_LAUNCH();
-            PROFILE_POINT(5);
+            PROFILE_POINT(0);
+            if (nofd > 0) {
+                CU(cudaStreamWaitEvent(s0, c->fac.ev_join, 0));
+                phase_a_solve_launch<R>(nofd, s0, c->T, rows, rb, tile_rr + toff, tile_s + toff, inflight, c->fac.d_res);
+                CU_LAUNCH();
+                PROFILE_POINT(5);
+            }
         }
         phase_a_drop_launch<R>(nrows, s0, c->T, prm, rows, rb, inflight, c->fac.d_need, rownorm);
         CU_LAUNCH();
@@ -99,6 +106,11 @@ cleanup:
 
 int factor_run(ildl_cuda_ctx *c, const factor_params_d &prm, int leftover)
 {
+    if (c->fp.on) {
+        if (c->single) return ILDL_ERR_INTERNAL; /* double precision only */
+        int st = fp_sweeps_run(c, prm, c->fac.fstream[0]);
+        if (st) return st;
+    }
     int status = c->single ? factor_chunks<float>(c, prm, leftover) : factor_chunks<double>(c, prm, leftover);
     if (status) return status;
     if (c->single) invert_diagonal_launch<float>(c->nb, c->fac.fstream[0], c->T);

@@ -15,6 +15,7 @@
 #include "cuda/dense_rook.cuh"
 #include "cuda/factor_phases.cuh"
 #include "cuda/factor_pull.cuh"
+#include "cuda/factor_solve.cuh"
 
 /* Dynamic shared memory of k_phase_a_pull: 7 tiles (above the default 48 KiB for double). */
 template <typename R> constexpr size_t pull_smem_bytes() { return (size_t)7 * TILE * sizeof(R); }
@@ -160,46 +161,7 @@ __global__ void __launch_bounds__(32 * SOLVE_TILE_WARPS) k_phase_a_solve(dev_til
     /* lane l holds row l's pivot record; every lane needs every row's, by shuffle */
     int myperm = lane < mi ? res.perm[lane] : 0, mytype = res.type[lane];
     double mydd = res.d_diag[lane], mydo = res.d_off[lane];
-    R b[LD];
-#pragma unroll
-    for (int r = 0; r < LD; r++) {
-        int pr = __shfl_sync(0xffffffffu, myperm, r);
-        b[r] = (r < mi && lane < mj) ? B[pr * LD + lane] : (R)0;
-    }
-#pragma unroll 8
-    for (int r = 0; r < LD; r++) w[r * LD + lane] = W[r * LD + lane];
-    __syncwarp();
-    /* U^T forward substitution: b[r] -= U_ii(q, r) b[q], q ascending */
-#pragma unroll
-    for (int q = 0; q + 1 < LD; q++) {
-        if (q + 1 >= mi) break; /* uniform */
-        R wq = w[q * LD + lane]; /* row q of U_ii: lane r holds U_ii(q, r) */
-        R bq = b[q];
-#pragma unroll
-        for (int r = q + 1; r < LD; r++) {
-            R wr = __shfl_sync(0xffffffffu, wq, r);
-            if (r < mi) b[r] -= wr * bq;
-        }
-    }
-#pragma unroll
-    for (int r = 0; r < LD; r++) {
-        if (r >= mi) break; /* uniform */
-        int ty = __shfl_sync(0xffffffffu, mytype, r);
-        double ddr = __shfl_sync(0xffffffffu, mydd, r), dor = __shfl_sync(0xffffffffu, mydo, r);
-        double ddn = __shfl_sync(0xffffffffu, mydd, (r + 1) & 31);
-        if (ty == 1) {
-            b[r] /= (R)ddr;
-        } else if (ty == 2 && r + 1 < LD) {
-            R da = ddr, db = dor, dc = ddn;
-            R x = b[r], y = b[r + 1];
-            ildl_pivot2_solve(da, db, dc, ildl_pivot2_det(da, db, dc), x, y, &b[r], &b[r + 1]);
-        }
-    }
-    if (lane < mj) {
-#pragma unroll
-        for (int r = 0; r < LD; r++)
-            if (r < mi) B[r * LD + lane] = b[r];
-    }
+    d_offdiag_solve_warp<R>(mi, mj, W, w, myperm, mytype, mydd, mydo, B);
 }
 
 /* A3, one block per block row: row norms over the whole block row in the reference's order,

@@ -2,8 +2,8 @@
  * into a tile: B_ij -= U_ki^T D_k U_kj over the rows k < i present in block columns i and j,
  * k ascending, each update's products and subtractions in the order of apply_d and sub_utdu in
  * src/cpu/factor.c (so the GPU's bits are the reference's). Also A's entries into a tile.
- * Used by the phase-A kernels, and included by factor_phase_a.cu only (d_common_list is an
- * ordinary __device__ function, defined here). Block-wide: called by all 32x32 threads of
+ * Used by the phase-A kernels and the fixed-point sweeps (factor_phase_a.cu, fixed_point.cu;
+ * d_common_list is a static __device__ function, defined here). Block-wide: called by all 32x32 threads of
  * a block, thread (ty, tx) = (threadIdx.y, threadIdx.x) owning tile entry (ty, tx). */
 #ifndef ILDL_CUDA_FACTOR_PULL_CUH
 #define ILDL_CUDA_FACTOR_PULL_CUH
@@ -215,7 +215,7 @@ struct pull_list {
 
 /* The pairs into L->ti[0..n), L->tj[0..n); returns n, or -1 (the block's threads agree) when a
  * column has more than PULL_LIST entries above row i: the caller then walks the columns. */
-__device__ int d_common_list(const dev_tiles &T, int32_t i, int32_t j, pull_list *L)
+static __device__ int d_common_list(const dev_tiles &T, int32_t i, int32_t j, pull_list *L)
 {
     int tid = threadIdx.y * LD + threadIdx.x;
     int64_t ci = T.col_ptr[i], li = T.col_diag[i] - ci;

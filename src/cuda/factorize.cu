@@ -8,6 +8,7 @@
 #include <cub/block/block_reduce.cuh>
 #include "cuda/context.cuh"
 extern "C" {
+#include "cpu/fixed_point.h"
 #include "cuda/cuda_backend.h"
 }
 
@@ -105,6 +106,17 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     prm.perturb = p->perturb;
     prm.pair_hint = p->pair_hint ? c->fac.d_pair_hint : NULL;
     prm.block_perturbed = c->fac.d_block_perturbed;
+    if (c->fp.on) { /* the fixed-point method's schedule (cpu/fixed_point.h), from the host's A */
+        if (p->fp_sweeps < 1 || p->fp_sweeps > ILDL_MAX_FP_SWEEPS) {
+            status = ILDL_ERR_INTERNAL;
+            goto cleanup;
+        }
+        double nrm = ildl_fp_norm_inf(T);
+        c->fp.sweeps = p->fp_sweeps;
+        for (int s = 1; s <= p->fp_sweeps; s++)
+            ildl_fp_schedule(s, p->fp_eps, p->fp_delta, nrm, p->pivot_tol, p->perturb, &c->fp.tol[s - 1],
+                             &c->fp.perturb[s - 1]);
+    }
     t1 = ildl_wtime();
     status = factor_run(c, prm, p->leftover);
     if (status) goto cleanup;
@@ -154,6 +166,18 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
         st->t_upload = t1 - t0;
         st->t_device = t2 - t1;
         st->t_stats = ildl_wtime() - t2;
+        if (c->fp.on) { /* the residual from the device's per-tile sums, summed as the reference */
+            double *tile_sq = (double *)malloc(sizeof(double) * (size_t)(T->ntiles > 0 ? T->ntiles : 1));
+            if (!tile_sq) {
+                status = ILDL_ERR_OUT_OF_MEMORY;
+                goto cleanup;
+            }
+            status = fp_residual_download(c, tile_sq, c->fac.fstream[0]);
+            if (!status && cudaStreamSynchronize(c->fac.fstream[0]) != cudaSuccess) status = ILDL_ERR_DEVICE;
+            if (!status) st->fp_residual = ildl_fp_residual(T, tile_sq);
+            free(tile_sq);
+            if (status) goto cleanup;
+        }
     }
     CU(cudaStreamSynchronize(c->fac.fstream[0]));
     /* the caller may rewrite A's values (the next refactorization) once this returns */

@@ -146,6 +146,7 @@ static int alloc_factor_work(ildl_cuda_ctx *c, const ildl_tiles *T, const int32_
         CU(alloc(&c->fac.d_block_perturbed, (size_t)T->nb, c));
         if (!c->plan_only) {
             CU(factor_configure());
+            CU(fp_configure());
             for (int k = 0; k < 2; k++) CU(cudaStreamCreateWithFlags(&c->fac.fstream[k], cudaStreamNonBlocking));
             CU(cudaEventCreateWithFlags(&c->fac.ev_fork, cudaEventDisableTiming));
             CU(cudaEventCreateWithFlags(&c->fac.ev_join, cudaEventDisableTiming));
@@ -351,7 +352,11 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
                     (void *)c->T.sf_scr_f, (void *)c->T.sf_scr_b, (void *)c->T.sf_scratch,
                     (void *)c->T.sf_count, (void *)c->T.sf_ready, (void *)c->T.vii_off,
                     (void *)c->bj.d_size, (void *)c->bj.d_pert, (void *)c->bj.d_off, (void *)c->bj.d_row,
-                    (void *)c->bj.d_inv};
+                    (void *)c->bj.d_inv, (void *)c->fp.d_soff, (void *)c->fp.d_offd, (void *)c->fp.d_u[0],
+                    (void *)c->fp.d_u[1], (void *)c->fp.d_perm[0], (void *)c->fp.d_perm[1], (void *)c->fp.d_dd[0],
+                    (void *)c->fp.d_dd[1], (void *)c->fp.d_de[0], (void *)c->fp.d_de[1], (void *)c->fp.d_ty[0],
+                    (void *)c->fp.d_ty[1], (void *)c->fp.d_q, (void *)c->fp.d_npert, (void *)c->fp.d_n2x2,
+                    (void *)c->fp.d_tile_sq, (void *)c->fp.d_dense};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++)
         if (ptrs[k]) cudaFree(ptrs[k]);
     for (int k = 0; k < 4; k++)

@@ -160,3 +160,15 @@ int ildl_cuda_bj_factor(ildl_cuda_ctx *c, const double *blocks, const int32_t *q
     (void)c; (void)blocks; (void)q; (void)qs; (void)qinv; (void)tol; (void)perturb; (void)perturbed;
     return ILDL_ERR_NO_DEVICE;
 }
+
+size_t ildl_cuda_fp_bytes(const ildl_tiles *T)
+{
+    (void)T;
+    return 0;
+}
+
+int ildl_cuda_fp_setup(ildl_cuda_ctx *c, const ildl_tiles *T)
+{
+    (void)c; (void)T;
+    return ILDL_ERR_NO_DEVICE;
+}

@@ -28,7 +28,7 @@ static const char *const backends[] = {"auto", "cpu", "cuda", "PCBlockILDLBacken
 static const char *const pivots[] = {"none", "bk", "rook", "PCBlockILDLPivot", "", NULL};
 static const char *const orderings[] = {"amd", "rcm", "gmc", "metis", "natural", "auto", "gmc_fill", "PCBlockILDLOrdering", "",
                                         NULL};
-static const char *const methods[] = {"ildl", "block_jacobi", "PCBlockILDLMethod", "", NULL};
+static const char *const methods[] = {"ildl", "block_jacobi", "fixed_point", "PCBlockILDLMethod", "", NULL};
 static const char *const blockings[] = {"rb", "br", "PCBlockILDLBlocking", "", NULL};
 static const char *const scalings[] = {"none", "equilibrate", "matching", "PCBlockILDLScaling", "", NULL};
 static const char *const refactor_scalings[] = {"recompute", "keep", "equilibrate", "PCBlockILDLRefactorScaling", "",
@@ -149,6 +149,7 @@ static PetscErrorCode PCSetFromOptions_BlockILDL(PC pc, PetscOptionItems *PetscO
     PC_BlockILDL *p = (PC_BlockILDL *)pc->data;
     ildl_options *o = &p->opt;
     PetscInt fill_level = o->fill_level, max_block = o->max_block_size, threads = o->num_threads;
+    PetscInt sweeps = o->fp_sweeps;
     PetscReal fill_factor = o->fill_factor, drop = o->drop_tol, pivot_tol = o->pivot_tol;
     PetscEnum backend = (PetscEnum)o->backend, pivot = (PetscEnum)o->pivoting, blocking = (PetscEnum)o->blocking;
     PetscEnum ordering = (PetscEnum)o->ordering, method = (PetscEnum)o->method;
@@ -169,8 +170,11 @@ static PetscErrorCode PCSetFromOptions_BlockILDL(PC pc, PetscOptionItems *PetscO
                                pivot, &pivot, NULL));
     PetscCall(PetscOptionsReal("-pc_blockildl_pivot_tol", "pivots below this (after scaling) are perturbed",
                                "ildl_options.pivot_tol", pivot_tol, &pivot_tol, NULL));
-    PetscCall(PetscOptionsEnum("-pc_blockildl_method", "ildl: block-iLDL^T; block_jacobi: the blocks' inverses",
+    PetscCall(PetscOptionsEnum("-pc_blockildl_method",
+                               "ildl: block-iLDL^T; block_jacobi: the blocks' inverses; fixed_point: Jacobi sweeps",
                                "ildl_options.method", methods, method, &method, NULL));
+    PetscCall(PetscOptionsInt("-pc_blockildl_fp_sweeps", "fixed_point: sweeps", "ildl_options.fp_sweeps", sweeps,
+                              &sweeps, NULL));
     PetscCall(PetscOptionsEnum("-pc_blockildl_ordering", "ordering of the blocks (auto: docs/ordering.md)",
                                "ildl_options.ordering", orderings, ordering, &ordering, NULL));
     PetscCall(PetscOptionsEnum("-pc_blockildl_blocking", "blocking strategy", "ildl_options.blocking", blockings, blocking,
@@ -193,6 +197,7 @@ static PetscErrorCode PCSetFromOptions_BlockILDL(PC pc, PetscOptionItems *PetscO
     o->blocking = (int)blocking;
     o->ordering = (int)ordering;
     o->method = (int)method;
+    o->fp_sweeps = (int)sweeps;
     o->scaling = (int)scaling;
     o->refactor_scaling = (int)rescale;
     o->precision = (int)precision;

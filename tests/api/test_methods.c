@@ -4,7 +4,8 @@
  * values, its statistics, the combinations it refuses with a message, the ladder's climb to
  * block-iLDL^T rungs when it does not converge; on the GPU (skipped visibly without one) the
  * CPU's iterations and x bit for bit, the same apply, and a device memory estimate that is
- * what the factorization allocates. */
+ * what the factorization allocates; the same on the GPU for the fixed-point method (its CPU
+ * reference is tested in tests/cpu/test_fixed_point.c), with the same residual bits. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,11 +29,11 @@ static double *vec(int32_t n)
     return v;
 }
 
-static ildl_handle *setup_bj(const ildl_csr *A, int backend, int max_iter)
+static ildl_handle *setup_method(const ildl_csr *A, int method, int backend, int max_iter)
 {
     ildl_options o;
     ildl_options_default(&o);
-    o.method = ILDL_METHOD_BLOCK_JACOBI;
+    o.method = method;
     o.backend = backend;
     o.max_iter = max_iter;
     ildl_handle *h = NULL;
@@ -50,7 +51,7 @@ static void test_bj_solve_and_apply(void **state)
     ildl_csr A;
     make_kkt(&A);
     const int32_t n = A.n;
-    ildl_handle *h = setup_bj(&A, ILDL_BACKEND_CPU, 1000);
+    ildl_handle *h = setup_method(&A, ILDL_METHOD_BLOCK_JACOBI, ILDL_BACKEND_CPU, 1000);
     double *b = vec(n), *x = vec(n), *r = vec(n), *z = vec(n), *zr = vec(n);
     for (int32_t i = 0; i < n; i++) b[i] = 1.0 + (i % 7);
     assert_int_equal(ildl_solve(h, b, x), ILDL_SUCCESS);
@@ -167,18 +168,18 @@ static void test_bj_ladder(void **state)
     ildl_csr_free(&A);
 }
 
-static void test_bj_gpu_agreement(void **state)
+/* The GPU's solve, multi-column solve, refactorization and memory estimate against the CPU's. */
+static void gpu_agreement(int method, const char *what)
 {
-    (void)state;
     if (ildl_cuda_device_count() <= 0) {
-        printf("SKIP: no CUDA device: GPU block-Jacobi agreement not run\n");
+        printf("SKIP: no CUDA device: GPU %s agreement not run\n", what);
         skip();
         return;
     }
     ildl_csr A;
     make_kkt(&A);
     const int32_t n = A.n;
-    ildl_handle *hc = setup_bj(&A, ILDL_BACKEND_CPU, 1000), *hg = setup_bj(&A, ILDL_BACKEND_CUDA, 1000);
+    ildl_handle *hc = setup_method(&A, method, ILDL_BACKEND_CPU, 1000), *hg = setup_method(&A, method, ILDL_BACKEND_CUDA, 1000);
     ildl_info ic, ig;
     double *b = vec(n), *xc = vec(n), *xg = vec(n), *zc = vec(n), *zg = vec(n);
     for (int32_t i = 0; i < n; i++) b[i] = 1.0 + (i % 5);
@@ -193,8 +194,10 @@ static void test_bj_gpu_agreement(void **state)
     assert_int_equal(ic.iterations, ig.iterations);
     assert_memory_equal(xc, xg, sizeof(double) * (size_t)n);
     assert_int_equal(ic.num_perturbed, ig.num_perturbed);
-    printf("GPU block-Jacobi: %d iterations on both backends, x the same bits, device bytes %zu\n", ig.iterations,
-           ig.device_bytes);
+    assert_int_equal(ic.factor_nnz, ig.factor_nnz);
+    assert_memory_equal(&ic.fp_residual, &ig.fp_residual, sizeof(double));
+    printf("GPU %s: %d iterations on both backends, x the same bits, device bytes %zu, fp_residual %.3e\n", what,
+           ig.iterations, ig.device_bytes, ig.fp_residual);
     /* several right-hand sides at once (the CUDA backend's solvers on streams of their own):
      * each column the bits of the CPU's solve of it alone */
     {
@@ -211,7 +214,7 @@ static void test_bj_gpu_agreement(void **state)
             assert_memory_equal(xk, X + (int64_t)j * n, sizeof(double) * (size_t)n);
         }
         free(B), free(X), free(xk);
-        printf("GPU block-Jacobi: ildl_solve_multi's %d columns the CPU's bits\n", K);
+        printf("GPU %s: ildl_solve_multi's %d columns the CPU's bits\n", what, K);
     }
     /* a refactorization with new values (3 A) on both: the same bits again */
     {
@@ -226,7 +229,10 @@ static void test_bj_gpu_agreement(void **state)
         assert_int_equal(ildl_solve(hg, b, xg), ILDL_SUCCESS);
         assert_memory_equal(xc, xg, sizeof(double) * (size_t)n);
         free(v3);
-        printf("GPU block-Jacobi: refactorization with new values, x the CPU's bits\n");
+        ildl_get_info(hc, &ic);
+        ildl_get_info(hg, &ig);
+        assert_memory_equal(&ic.fp_residual, &ig.fp_residual, sizeof(double));
+        printf("GPU %s: refactorization with new values, x the CPU's bits\n", what);
     }
     ildl_destroy(hc);
     ildl_destroy(hg);
@@ -240,7 +246,7 @@ static void test_bj_gpu_agreement(void **state)
     m.values = A.val;
     ildl_options o;
     ildl_options_default(&o);
-    o.method = ILDL_METHOD_BLOCK_JACOBI;
+    o.method = method;
     o.backend = ILDL_BACKEND_CUDA;
     ildl_handle *h = NULL;
     assert_int_equal(ildl_analyse_matrix(&m, &o, &h), ILDL_SUCCESS);
@@ -254,6 +260,56 @@ static void test_bj_gpu_agreement(void **state)
     ildl_csr_free(&A);
 }
 
+static void test_bj_gpu_agreement(void **state)
+{
+    (void)state;
+    gpu_agreement(ILDL_METHOD_BLOCK_JACOBI, "block-Jacobi");
+}
+
+static void test_fp_gpu_agreement(void **state)
+{
+    (void)state;
+    gpu_agreement(ILDL_METHOD_FIXED_POINT, "fixed-point");
+    if (ildl_cuda_device_count() <= 0) return;
+    /* the other pivot rules, a 2D Laplacian with 1 to 12 sweeps: the same residual and
+     * preconditioner bits */
+    ildl_csr A;
+    ildl_test_laplace2d(60, 0.7, &A);
+    const int32_t n = A.n;
+    double *r = vec(n), *zc = vec(n), *zg = vec(n);
+    uint64_t seed = 8;
+    for (int32_t i = 0; i < n; i++) r[i] = ildl_test_rand(&seed) - 0.5;
+    const int piv[3] = {ILDL_PIVOT_NONE, ILDL_PIVOT_BK, ILDL_PIVOT_ROOK}, sweeps[3] = {1, 4, 12};
+    for (int k = 0; k < 3; k++) {
+        ildl_options o;
+        ildl_options_default(&o);
+        o.method = ILDL_METHOD_FIXED_POINT;
+        o.pivoting = piv[k];
+        o.fp_sweeps = sweeps[k];
+        ildl_handle *h[2] = {NULL, NULL};
+        ildl_info in[2];
+        for (int b = 0; b < 2; b++) {
+            o.backend = b ? ILDL_BACKEND_CUDA : ILDL_BACKEND_CPU;
+            assert_int_equal(ildl_setup(A.n, A.rowptr, A.col, A.val, &o, &h[b]), ILDL_SUCCESS);
+            assert_int_equal(ildl_factor(h[b], NULL), ILDL_SUCCESS);
+            ildl_get_info(h[b], &in[b]);
+        }
+        assert_int_equal(in[1].backend, ILDL_BACKEND_CUDA);
+        assert_memory_equal(&in[0].fp_residual, &in[1].fp_residual, sizeof(double));
+        assert_int_equal(in[0].num_perturbed, in[1].num_perturbed);
+        assert_int_equal(in[0].num_2x2_pivots, in[1].num_2x2_pivots);
+        assert_int_equal(ildl_apply(h[0], r, zc, ILDL_MEMORY_HOST, NULL), ILDL_SUCCESS);
+        assert_int_equal(ildl_apply(h[1], r, zg, ILDL_MEMORY_HOST, NULL), ILDL_SUCCESS);
+        assert_memory_equal(zc, zg, sizeof(double) * (size_t)n);
+        printf("GPU fixed-point, pivoting %d, %d sweeps (%d levels): residual %.3e, %d 2x2 pivots, apply the CPU's bits\n",
+               piv[k], sweeps[k], (int)in[0].num_levels, in[0].fp_residual, (int)in[0].num_2x2_pivots);
+        ildl_destroy(h[0]);
+        ildl_destroy(h[1]);
+    }
+    free(r), free(zc), free(zg);
+    ildl_csr_free(&A);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -262,6 +318,7 @@ int main(void)
         cmocka_unit_test(test_bj_refusals),
         cmocka_unit_test(test_bj_ladder),
         cmocka_unit_test(test_bj_gpu_agreement),
+        cmocka_unit_test(test_fp_gpu_agreement),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -161,7 +161,7 @@ static const field g_fields[] = {
     FD(pivot_tol), FD(pivot_perturb), FI(leftover), FD(tol), FI(max_iter), FI(use_initial_guess),
     FI(check_every), FI(num_threads), FI(verbosity), FI(device_id), FI(solve_schedule),
     FI(solve_kernels), FI(l2_persist), FI(escalation), FI(pushback_rounds), FI(apply_mode),
-    FI(refactor_scaling), FI(method)};
+    FI(refactor_scaling), FI(method), FI(fp_sweeps), FD(fp_eps), FD(fp_delta)};
 #define NFIELDS ((int)(sizeof g_fields / sizeof *g_fields))
 
 static int int_value(stream *s)
@@ -607,7 +607,12 @@ static const char *documented_out_of_range(const ildl_options *o)
     if (o->apply_mode != ILDL_APPLY_LDLT && o->apply_mode != ILDL_APPLY_SPD) return "apply_mode";
     if (o->refactor_scaling < ILDL_REFACTOR_SCALING_RECOMPUTE || o->refactor_scaling > ILDL_REFACTOR_SCALING_EQUILIBRATE)
         return "refactor_scaling";
-    if (o->method != ILDL_METHOD_ILDL && o->method != ILDL_METHOD_BLOCK_JACOBI) return "method";
+    if (o->method != ILDL_METHOD_ILDL && o->method != ILDL_METHOD_BLOCK_JACOBI && o->method != ILDL_METHOD_FIXED_POINT)
+        return "method";
+    if (o->method == ILDL_METHOD_FIXED_POINT && o->precision != ILDL_PREC_DOUBLE) return "method";
+    if (o->fp_sweeps < 1 || o->fp_sweeps > ILDL_MAX_FP_SWEEPS) return "fp_sweeps";
+    if (!(o->fp_eps >= 0) || isinf(o->fp_eps)) return "fp_eps";
+    if (!(o->fp_delta > 0 && o->fp_delta <= 1)) return "fp_delta";
     if (o->method == ILDL_METHOD_BLOCK_JACOBI &&
         (o->precision != ILDL_PREC_DOUBLE || o->apply_mode != ILDL_APPLY_LDLT || o->pushback_rounds > 0))
         return "method";
@@ -981,6 +986,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         goto destroy;
     }
     ildl_get_info(h, &info);
+    if ((o.method == ILDL_METHOD_FIXED_POINT && info.rung == 0) ? info.fp_residual < 0.0 : info.fp_residual != 0.0)
+        fail("A8", "after a factor of method %d (rung %d): fp_residual %g", o.method, (int)info.rung, info.fp_residual);
     if (o.method == ILDL_METHOD_BLOCK_JACOBI && info.rung == 0) {
         /* block-Jacobi: no inertia, no 2x2 pivots; the inverses' entries, n .. 32 n */
         if (info.inertia_pos || info.inertia_neg || info.inertia_zero || info.num_2x2_pivots ||

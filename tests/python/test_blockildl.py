@@ -197,6 +197,27 @@ def test_method_block_jacobi():
         Preconditioner(A, method="block_jacobi", precision="single", **OPTS)
 
 
+def test_method_fixed_point():
+    # method="fixed_point" with its sweeps: converges, reports the residual on the pattern; with
+    # as many sweeps as levels and no extra perturbation that residual is at rounding level
+    A = kkt()
+    n = A.shape[0]
+    b = A @ np.linspace(1, 2, n)
+    P = Preconditioner(A, method="fixed_point", fp_sweeps=3, **OPTS)
+    assert P.options["method"] == "fixed_point" and P.options["fp_sweeps"] == 3
+    x, info = P.solve(b)
+    assert info.converged and true_res(A, x, b) <= 1e-6
+    assert info.fp_residual > 0
+    levels = P.info.num_levels
+    del P
+    P = Preconditioner(A, method="fixed_point", fp_sweeps=levels, fp_eps=0.0, pivoting="none",
+                       drop_tol=0.0, fill_factor=0.0, **OPTS)
+    assert P.info.fp_residual <= 1e-13
+    del P
+    with pytest.raises(BlockILDLError):
+        Preconditioner(A, method="fixed_point", fp_sweeps=0, **OPTS)
+
+
 def test_bad_input():
     A = kkt()
     n = A.shape[0]
