@@ -40,16 +40,7 @@ __global__ void __launch_bounds__(1024) k_phase_a_diag(dev_tiles T, factor_param
     d_zero_tile(W);
     d_load_a(T, t0, true, W);
     /* the tiles (k,i), k < i, in k ascending, two at a time (as the off-diagonal tiles) */
-    for (int64_t q = T.col_ptr[i], qend = T.col_diag[i]; q < qend; q += 2) {
-        pull_fetch<R> f1, f2;
-        d_pull_fetch(T, T.col_tiles[q], T.col_tiles[q], mi, mi, &f1);
-        if (q + 1 == qend) {
-            d_pull_commit(f1, mi, mi, W, sU, sU, sDU);
-            break;
-        }
-        d_pull_fetch(T, T.col_tiles[q + 1], T.col_tiles[q + 1], mi, mi, &f2);
-        d_pull_commit2(f1, f2, mi, mi, W, up, true);
-    }
+    d_pull_diag_all<R>(T, i, mi, W, up);
     ildl_dense_params dp;
     dp.pivot_tol = prm.pivot_tol;
     dp.perturb = prm.perturb;
@@ -104,30 +95,7 @@ __global__ void __launch_bounds__(1024, 2) k_phase_a_pull(dev_tiles T, const int
     d_load_a(T, t, false, sB);
     /* the k < i in both block columns, in k ascending, two at a time */
     __shared__ pull_list L;
-    int nc = d_common_list(T, i, j, &L);
-    for (int q = 0; q < nc; q += 2) {
-        pull_fetch<R> f1, f2;
-        d_pull_fetch(T, L.ti[q], L.tj[q], mi, mj, &f1);
-        if (q + 1 == nc) {
-            d_pull_commit(f1, mi, mj, sB, up[0], up[1], up[2]);
-            break;
-        }
-        d_pull_fetch(T, L.ti[q + 1], L.tj[q + 1], mi, mj, &f2);
-        d_pull_commit2(f1, f2, mi, mj, sB, up, false);
-    }
-    int64_t qi = T.col_ptr[i], ei = T.col_ptr[i + 1];
-    int64_t qj = T.col_ptr[j], ej = T.col_ptr[j + 1];
-    int64_t ti, tj;
-    while (nc < 0 && d_next_common(T, i, &qi, ei, &qj, ej, &ti, &tj)) { /* columns too long for the list */
-        pull_fetch<R> f1, f2;
-        d_pull_fetch(T, ti, tj, mi, mj, &f1);
-        if (!d_next_common(T, i, &qi, ei, &qj, ej, &ti, &tj)) {
-            d_pull_commit(f1, mi, mj, sB, up[0], up[1], up[2]);
-            break;
-        }
-        d_pull_fetch(T, ti, tj, mi, mj, &f2);
-        d_pull_commit2(f1, f2, mi, mj, sB, up, false);
-    }
+    d_pull_offd_all<R>(T, i, j, mi, mj, sB, up, &L);
     inflight[((int64_t)rowbase[rr] + s) * TILE + tid] = sB[tid];
 }
 

@@ -277,6 +277,56 @@ static __device__ int d_common_list(const dev_tiles &T, int32_t i, int32_t j, pu
     return n;
 }
 
+/* b -= every update of the diagonal tile of block row i (its column's tiles k < i, k ascending,
+ * two at a time); up: 6 shared tiles, up[0] == up[1] and up[3] == up[4] (U_ki is U_kj). */
+template <typename R>
+__device__ void d_pull_diag_all(const dev_tiles &T, int32_t i, int mi, R *b, R *const *up)
+{
+    for (int64_t q = T.col_ptr[i], qend = T.col_diag[i]; q < qend; q += 2) {
+        pull_fetch<R> f1, f2;
+        d_pull_fetch(T, T.col_tiles[q], T.col_tiles[q], mi, mi, &f1);
+        if (q + 1 == qend) {
+            d_pull_commit(f1, mi, mi, b, up[0], up[1], up[2]);
+            break;
+        }
+        d_pull_fetch(T, T.col_tiles[q + 1], T.col_tiles[q + 1], mi, mi, &f2);
+        d_pull_commit2(f1, f2, mi, mi, b, up, true);
+    }
+}
+
+/* b -= every update of off-diagonal tile (i,j): the k < i in both block columns, k ascending,
+ * two at a time (the pair list L, or a walk of the columns when they are too long for it);
+ * up: 6 distinct shared tiles. */
+template <typename R>
+__device__ void d_pull_offd_all(const dev_tiles &T, int32_t i, int32_t j, int mi, int mj, R *b, R *const *up,
+                                pull_list *L)
+{
+    int nc = d_common_list(T, i, j, L);
+    for (int q = 0; q < nc; q += 2) {
+        pull_fetch<R> f1, f2;
+        d_pull_fetch(T, L->ti[q], L->tj[q], mi, mj, &f1);
+        if (q + 1 == nc) {
+            d_pull_commit(f1, mi, mj, b, up[0], up[1], up[2]);
+            break;
+        }
+        d_pull_fetch(T, L->ti[q + 1], L->tj[q + 1], mi, mj, &f2);
+        d_pull_commit2(f1, f2, mi, mj, b, up, false);
+    }
+    int64_t qi = T.col_ptr[i], ei = T.col_ptr[i + 1];
+    int64_t qj = T.col_ptr[j], ej = T.col_ptr[j + 1];
+    int64_t ti, tj;
+    while (nc < 0 && d_next_common(T, i, &qi, ei, &qj, ej, &ti, &tj)) { /* columns too long for the list */
+        pull_fetch<R> f1, f2;
+        d_pull_fetch(T, ti, tj, mi, mj, &f1);
+        if (!d_next_common(T, i, &qi, ei, &qj, ej, &ti, &tj)) {
+            d_pull_commit(f1, mi, mj, b, up[0], up[1], up[2]);
+            break;
+        }
+        d_pull_fetch(T, ti, tj, mi, mj, &f2);
+        d_pull_commit2(f1, f2, mi, mj, b, up, false);
+    }
+}
+
 /* b (zeroed) += A's entries of tile t; sym mirrors. */
 template <typename R>
 __device__ void d_load_a(const dev_tiles &T, int64_t t, bool sym, R *b)

@@ -80,53 +80,6 @@ __device__ __forceinline__ dev_tiles d_fp_view(const dev_tiles &T, const fp_copy
     return V;
 }
 
-/* b -= the updates of the diagonal tile of block row i (its column's tiles k < i, k ascending,
- * two at a time) from the view V; up: 6 shared tiles (up[0] == up[1], up[3] == up[4]). */
-__device__ void d_fp_pull_diag(const dev_tiles &V, int32_t i, int mi, double *b, double *const *up)
-{
-    for (int64_t q = V.col_ptr[i], qend = V.col_diag[i]; q < qend; q += 2) {
-        pull_fetch<double> f1, f2;
-        d_pull_fetch(V, V.col_tiles[q], V.col_tiles[q], mi, mi, &f1);
-        if (q + 1 == qend) {
-            d_pull_commit(f1, mi, mi, b, up[0], up[1], up[2]);
-            break;
-        }
-        d_pull_fetch(V, V.col_tiles[q + 1], V.col_tiles[q + 1], mi, mi, &f2);
-        d_pull_commit2(f1, f2, mi, mi, b, up, true);
-    }
-}
-
-/* b -= the updates of off-diagonal tile (i,j) (the k < i in both block columns, k ascending,
- * two at a time) from the view V; up: 6 distinct shared tiles; L: the block's pair list. */
-__device__ void d_fp_pull_offd(const dev_tiles &V, int32_t i, int32_t j, int mi, int mj, double *b, double *const *up,
-                               pull_list *L)
-{
-    int nc = d_common_list(V, i, j, L);
-    for (int q = 0; q < nc; q += 2) {
-        pull_fetch<double> f1, f2;
-        d_pull_fetch(V, L->ti[q], L->tj[q], mi, mj, &f1);
-        if (q + 1 == nc) {
-            d_pull_commit(f1, mi, mj, b, up[0], up[1], up[2]);
-            break;
-        }
-        d_pull_fetch(V, L->ti[q + 1], L->tj[q + 1], mi, mj, &f2);
-        d_pull_commit2(f1, f2, mi, mj, b, up, false);
-    }
-    int64_t qi = V.col_ptr[i], ei = V.col_ptr[i + 1];
-    int64_t qj = V.col_ptr[j], ej = V.col_ptr[j + 1];
-    int64_t ti, tj;
-    while (nc < 0 && d_next_common(V, i, &qi, ei, &qj, ej, &ti, &tj)) { /* columns too long for the list */
-        pull_fetch<double> f1, f2;
-        d_pull_fetch(V, ti, tj, mi, mj, &f1);
-        if (!d_next_common(V, i, &qi, ei, &qj, ej, &ti, &tj)) {
-            d_pull_commit(f1, mi, mj, b, up[0], up[1], up[2]);
-            break;
-        }
-        d_pull_fetch(V, ti, tj, mi, mj, &f2);
-        d_pull_commit2(f1, f2, mi, mj, b, up, false);
-    }
-}
-
 /* Dynamic shared memory of k_fp_offd and k_fp_resid: the tile and six update tiles. */
 constexpr size_t FP_SMEM = (size_t)7 * TILE * sizeof(double);
 
@@ -156,7 +109,7 @@ __global__ void __launch_bounds__(1024) k_fp_diag(dev_tiles T, fp_copy a, fp_cop
     int mi = dev_bsize(T, i);
     int64_t td = T.row_ptr[i];
     d_fp_load_a(T, td, mi, mi, a.perm + b, a.perm + b, W, sU);
-    if (!first) d_fp_pull_diag(d_fp_view(T, a, soff, dense), i, mi, W, up);
+    if (!first) d_pull_diag_all<double>(d_fp_view(T, a, soff, dense), i, mi, W, up);
     ildl_dense_params dp;
     dp.pivot_tol = tol;
     dp.perturb = perturb;
@@ -195,7 +148,7 @@ __global__ void __launch_bounds__(1024, 2) k_fp_offd(dev_tiles T, fp_copy a, fp_
     int32_t i = T.row[t], j = T.col[t], bi = T.bstart[i], bj = T.bstart[j];
     int mi = dev_bsize(T, i), mj = dev_bsize(T, j);
     d_fp_load_a(T, t, mi, mj, a.perm + bi, a.perm + bj, C, up[0]);
-    if (!first) d_fp_pull_offd(d_fp_view(T, a, soff, dense), i, j, mi, mj, C, up, &L);
+    if (!first) d_pull_offd_all<double>(d_fp_view(T, a, soff, dense), i, j, mi, mj, C, up, &L);
     /* the new orders, rows and columns in sync; U_ii of the new state beside it */
     double *C2 = up[0], *U = up[1], *w = up[2];
     C2[r * LD + c] = (r < mi && c < mj) ? C[q[bi + r] * LD + q[bj + c]] : 0.0;
@@ -227,9 +180,9 @@ __global__ void __launch_bounds__(1024, 2) k_fp_resid(dev_tiles T, fp_copy a, co
     dev_tiles V = d_fp_view(T, a, soff, dense);
     if (diag) {
         double *const upd[6] = {up[0], up[0], up[1], up[3], up[3], up[4]};
-        d_fp_pull_diag(V, i, mi, R, upd);
+        d_pull_diag_all<double>(V, i, mi, R, upd);
     } else {
-        d_fp_pull_offd(V, i, j, mi, mj, R, up, &L);
+        d_pull_offd_all<double>(V, i, j, mi, mj, R, up, &L);
     }
     /* - U_ii^T D_i U_ij, U_ii with its unit diagonal */
     double *sU = up[0], *sJ = up[1], *sDU = up[2];

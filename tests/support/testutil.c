@@ -220,3 +220,14 @@ double ildl_test_residual_ld(const ildl_csr *A, const double *x, const double *b
     }
     return (double)sqrtl(rr / bb);
 }
+
+int ildl_test_refused(const ildl_csr *A, const ildl_options *o, const char *needle)
+{
+    ildl_handle *h = NULL;
+    int st = ildl_setup(A->n, A->rowptr, A->col, A->val, o, &h);
+    const char *msg = ildl_last_error(NULL);
+    if (st == ILDL_ERR_INVALID_OPTION && !h && strstr(msg, needle)) return 1;
+    printf("expected a refusal naming '%s': status %d, handle %p, message '%s'\n", needle, st, (void *)h, msg);
+    ildl_destroy(h);
+    return 0;
+}

@@ -3,6 +3,7 @@
 #ifndef ILDL_TESTUTIL_H
 #define ILDL_TESTUTIL_H
 #include <stdint.h>
+#include "blockildl.h"
 #include "core/csr.h"
 
 /* Folder of the shared real matrices: $ILDL_MATRICES_DIR if set, else ../shared/matrices. */
@@ -54,5 +55,9 @@ double ildl_test_residual_ld(const ildl_csr *A, const double *x, const double *b
  * it applied one. Returns 0, or -1 (and a message) on an unknown field or a bad value. Call it
  * before the program makes its first handle (bench/device-check.sh sets the variable). */
 int ildl_test_apply_tuning(void);
+
+/* ildl_setup of A with o is refused as an invalid option, makes no handle, and the message of
+ * ildl_last_error(NULL) contains needle: 1 if so, else 0 (what happened printed). */
+int ildl_test_refused(const ildl_csr *A, const ildl_options *o, const char *needle);
 
 #endif
