@@ -40,12 +40,6 @@ static int64_t state_len(const ildl_tiles *T)
     return len;
 }
 
-int64_t ildl_fp_state_bytes(const ildl_tiles *T)
-{
-    return 2 * state_len(T) * (int64_t)sizeof(double) + T->ntiles * (int64_t)sizeof(int64_t) +
-           (int64_t)T->n * (2 * (4 + 8 + 8 + 1) + 4) + (int64_t)T->nb * 8;
-}
-
 int ildl_fp_state_init(const ildl_tiles *T, ildl_fp_state *S)
 {
     size_t n = (size_t)T->n;

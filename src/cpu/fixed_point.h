@@ -50,8 +50,6 @@ typedef struct ildl_fp_state {
  * ILDL_ERR_OUT_OF_MEMORY (S then empty). */
 int ildl_fp_state_init(const ildl_tiles *T, ildl_fp_state *S);
 void ildl_fp_state_free(ildl_fp_state *S);
-/* Host bytes of a state for T (the estimate of what ildl_fp_state_init allocates). */
-int64_t ildl_fp_state_bytes(const ildl_tiles *T);
 
 /* ||A||_inf of the scaled, permuted A in T (a_val loaded): the largest row sum of |a_ij| over
  * both triangles. */
