@@ -14,16 +14,7 @@ BACKEND=${1:-cuda}
 REPEAT=${2:-3}
 SWEEPS=${SWEEPS:-1 2 4 8 16}
 EPS=${EPS:-0 0.1}
-OUTDIR=${OUT:-/tmp/ildl-out}
-mkdir -p "$OUTDIR"
-export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
-if [ "$BACKEND" = cuda ]; then
-  BUILD=${BUILD:-build-cuda}
-  M=${ILDL_MATRICES_DIR:-$PWD/.devdata/matrices}
-else
-  BUILD=${BUILD:-build-cm-cpu}
-  M=${ILDL_MATRICES_DIR:-$PWD/../shared/matrices}
-fi
+. bench/suite-env.sh
 J="$OUTDIR/fixed-point-$BACKEND.jsonl"
 : > "$J"
 run() { timeout 300 "$BUILD/tools/ildl" solve "$1" --backend "$BACKEND" --escalation none --repeat "$REPEAT" \

@@ -9,16 +9,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 BACKEND=${1:-cuda}
 REPEAT=${2:-3}
-OUTDIR=${OUT:-/tmp/ildl-out}
-mkdir -p "$OUTDIR"
-export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
-if [ "$BACKEND" = cuda ]; then
-  BUILD=${BUILD:-build-cuda}
-  M=${ILDL_MATRICES_DIR:-$PWD/.devdata/matrices}
-else
-  BUILD=${BUILD:-build-cm-cpu}
-  M=${ILDL_MATRICES_DIR:-$PWD/../shared/matrices}
-fi
+. bench/suite-env.sh
 J="$OUTDIR/methods-$BACKEND.jsonl"
 : > "$J"
 for f in $(grep -v '^#' bench/suite-cudss.txt); do

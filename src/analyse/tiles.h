@@ -117,6 +117,30 @@ static inline int ildl_tiles_block_size(const ildl_tiles *T, int32_t b)
     return T->bstart[b + 1] - T->bstart[b];
 }
 
+/* The next k < i present in both block columns i and j, from positions *qi < ei, *qj < ej of
+ * col_tiles (advanced past it): its tiles (k,i) and (k,j) into *ti, *tj; 0 when there is none.
+ * The merge every pull of an off-diagonal tile (i,j) walks, k ascending (the GPU's
+ * d_next_common walks it the same way). */
+static inline int ildl_tiles_next_common(const ildl_tiles *T, int32_t i, int64_t *qi, int64_t ei, int64_t *qj,
+                                         int64_t ej, int64_t *ti, int64_t *tj)
+{
+    while (*qi < ei && *qj < ej) {
+        int64_t a = T->col_tiles[*qi], b = T->col_tiles[*qj];
+        int32_t ki = T->row[a], kj = T->row[b];
+        if (ki >= i || kj >= i) return 0;
+        if (ki < kj) (*qi)++;
+        else if (kj < ki) (*qj)++;
+        else {
+            *ti = a;
+            *tj = b;
+            (*qi)++;
+            (*qj)++;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* The diagonal tile's place in block column j's list: col_tiles[col_ptr[j] .. this) are the
  * tiles (k, j), k < j (rows ascend). */
 static inline int64_t ildl_tiles_col_diag(const ildl_tiles *T, int32_t j)

@@ -148,7 +148,8 @@ void RN(ildl_tile_load_a)(const ildl_tiles *T, int64_t t, int sym, ildl_real *b)
     }
 }
 
-void RN(ildl_tile_permute_rows)(int mi, int mj, const int32_t *perm, ildl_real *b, ildl_real *w)
+/* Rows of b (mi x mj, ld 32) into pivot order: new row r = old row perm[r]; w: scratch. */
+static void permute_rows(int mi, int mj, const int32_t *perm, ildl_real *b, ildl_real *w)
 {
     for (int r = 0; r < mi; r++) memcpy(w + r * LD, b + perm[r] * LD, (size_t)mj * sizeof(ildl_real));
     for (int r = 0; r < mi; r++) memcpy(b + r * LD, w + r * LD, (size_t)mj * sizeof(ildl_real));
@@ -223,22 +224,11 @@ static void solve_offdiag(const ildl_tiles *T, int32_t i, int64_t t, const ildl_
     int32_t j = T->col[t];
     int mi = ildl_tiles_block_size(T, i), mj = ildl_tiles_block_size(T, j);
     int64_t qi = T->col_ptr[i], ei = T->col_ptr[i + 1];
-    int64_t qj = T->col_ptr[j], ej = T->col_ptr[j + 1];
+    int64_t qj = T->col_ptr[j], ej = T->col_ptr[j + 1], ti, tj;
     memset(B, 0, TILE * sizeof(ildl_real));
     RN(ildl_tile_load_a)(T, t, 0, B);
-    while (qi < ei && qj < ej) {
-        int64_t ti = T->col_tiles[qi], tj = T->col_tiles[qj];
-        int32_t ki = T->row[ti], kj = T->row[tj];
-        if (ki >= i || kj >= i) break;
-        if (ki < kj) qi++;
-        else if (kj < ki) qj++;
-        else {
-            pull_update(T, ti, tj, mi, mj, B, w);
-            qi++;
-            qj++;
-        }
-    }
-    RN(ildl_tile_permute_rows)(mi, mj, res->perm, B, w);
+    while (ildl_tiles_next_common(T, i, &qi, ei, &qj, ej, &ti, &tj)) pull_update(T, ti, tj, mi, mj, B, w);
+    permute_rows(mi, mj, res->perm, B, w);
     RN(ildl_dense_solve_offdiag)(mi, mj, W, res, B);
 }
 

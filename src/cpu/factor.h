@@ -64,13 +64,10 @@ void ildl_tile_apply_d(int mk, int mj, const double *dd, const double *de, const
 void ildl_tile_sub_utdu(int mk, int mi, int mj, const double *u, const double *du, double *b, int sym);
 /* Scatter A's entries of tile t into b (zeroed); sym mirrors (diagonal tiles). */
 void ildl_tile_load_a(const ildl_tiles *T, int64_t t, int sym, double *b);
-/* Rows of b (mi x mj) into pivot order: new row r = old row perm[r]; w: scratch tile. */
-void ildl_tile_permute_rows(int mi, int mj, const int32_t *perm, double *b, double *w);
 void ildl_tile_apply_d_s(int mk, int mj, const double *dd, const double *de, const int8_t *ty,
                          const float *u, float *du);
 void ildl_tile_sub_utdu_s(int mk, int mi, int mj, const float *u, const float *du, float *b, int sym);
 void ildl_tile_load_a_s(const ildl_tiles *T, int64_t t, int sym, float *b);
-void ildl_tile_permute_rows_s(int mi, int mj, const int32_t *perm, float *b, float *w);
 
 /* Prepare the factor for the solves: replace every diagonal tile's U_ii by V_ii = U_ii^{-1}
  * (tiles.h), so that the solves multiply instead of substituting; sets T->diag_inverted (a

@@ -145,19 +145,8 @@ static void pull_all(const ildl_tiles *T, const ildl_fp_state *S, int c, int64_t
 {
     int32_t i = T->row[t], j = T->col[t];
     int64_t qi = T->col_ptr[i], ei = T->col_ptr[i + 1];
-    int64_t qj = T->col_ptr[j], ej = T->col_ptr[j + 1];
-    while (qi < ei && qj < ej) {
-        int64_t ti = T->col_tiles[qi], tj = T->col_tiles[qj];
-        int32_t ki = T->row[ti], kj = T->row[tj];
-        if (ki >= i || kj >= i) break;
-        if (ki < kj) qi++;
-        else if (kj < ki) qj++;
-        else {
-            pull(T, S, c, ti, tj, mi, mj, b, w);
-            qi++;
-            qj++;
-        }
-    }
+    int64_t qj = T->col_ptr[j], ej = T->col_ptr[j + 1], ti, tj;
+    while (ildl_tiles_next_common(T, i, &qi, ei, &qj, ej, &ti, &tj)) pull(T, S, c, ti, tj, mi, mj, b, w);
 }
 
 /* The pivots of copy c's block row i as a dense result (for ildl_dense_solve_offdiag). */

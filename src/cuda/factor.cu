@@ -11,8 +11,9 @@
  *            (option ILDL_LEFTOVER_ATOMIC);
  *   phase C (factor_phase_c.cu)  k_phase_c: keep-largest, compress and store, column
  *            permutation;
- * (the fixed-point method, fixed_point.cu: its sweeps first, then per chunk k_fp_load instead of
- * phase A's pulls and solves), and after all levels k_invert_diagonal: every diagonal tile U_ii becomes U_ii^{-1} (solves).
+ * (the fixed-point method, fixed_point.cu: its sweeps first, then per chunk k_fp_load instead
+ * of phase A's pulls and solves), and after all levels k_invert_diagonal: every diagonal tile
+ * U_ii becomes U_ii^{-1} (solves).
  * What follows a factorization (statistics, map, download) is factorize.cu's. */
 #include "cuda/context.cuh"
 extern "C" {
