@@ -1,9 +1,13 @@
-/* dense_common.cuh -- block-cooperative elimination steps of a dense <= 32x32 tile held in
- * shared memory, mirroring src/cpu/dense_common.c operation for operation (so the CPU and the
- * GPU produce the same pivots and, with FMA contraction off on both, the same bits).
- * Called by all 32x32 threads of a block uniformly: every branch below depends only on
- * shared data, and each function ends with the tile consistent after a barrier.
- * Thread (ty, tx) = (threadIdx.y, threadIdx.x) owns tile entry (ty, tx). */
+/* dense_common.cuh -- elimination steps of a dense <= 32x32 tile held in shared memory by a
+ * team of NW warps of a block, mirroring src/cpu/dense_common.c operation for operation (so the
+ * CPU and the GPU produce the same pivots and, with FMA contraction off on both, the same bits).
+ * Called by the team's threads uniformly (threadIdx.y < NW; the caller keeps the other warps
+ * out, dense_factor.cuh): every branch below depends only on shared data, and each function
+ * ends with the tile consistent after a team barrier. Lane tx = threadIdx.x owns column tx;
+ * warp w = threadIdx.y owns rows w, w + NW, ... of the rank-1/rank-2 updates. A team smaller
+ * than the block synchronises on named barrier 1 (a single warp: __syncwarp), so a step does
+ * not wait for 32 warps: a 32x32 factorization took ~35 us with the whole block (perf-notes
+ * §78). */
 #ifndef ILDL_CUDA_DENSE_COMMON_CUH
 #define ILDL_CUDA_DENSE_COMMON_CUH
 #include "cuda/common.cuh"
@@ -11,30 +15,38 @@
 /* ildl_dense_result, ildl_dense_params and the pivot rules: core/dense_rules.h (through
  * analyse/tiles.h), the same definitions as the CPU reference's. */
 
+template <int NW>
+static __device__ __forceinline__ void dd_sync()
+{
+    if (NW == 1) __syncwarp();
+    else asm volatile("bar.sync 1, %0;" ::"n"(NW * 32) : "memory");
+}
+
+template <int NW>
 static __device__ void dd_begin(ildl_dense_result *res)
 {
-    int tid = threadIdx.y * LD + threadIdx.x;
-    if (tid < LD) {
-        res->perm[tid] = tid;
-        res->d_diag[tid] = 0;
-        res->d_off[tid] = 0;
-        res->type[tid] = 0;
+    int tx = threadIdx.x;
+    if (threadIdx.y == 0) {
+        res->perm[tx] = tx;
+        res->d_diag[tx] = 0;
+        res->d_off[tx] = 0;
+        res->type[tx] = 0;
+        if (tx == 0) {
+            res->n2x2 = 0;
+            res->nperturbed = 0;
+        }
     }
-    if (tid == 0) {
-        res->n2x2 = 0;
-        res->nperturbed = 0;
-    }
-    __syncthreads();
+    dd_sync<NW>();
 }
 
 /* Symmetric interchange of rows/cols i and j (and of perm). */
-template <typename R>
+template <int NW, typename R>
 static __device__ void dd_swap(int m, R *a, ildl_dense_result *res, int i, int j)
 {
     /* Every warp must finish the pivot search (reads of a) before anyone swaps: without this
      * barrier a fast warp's swap raced a slow warp's search, so warps could choose different
      * pivots (seen as non-reproducible factors with 32-row blocks). */
-    __syncthreads();
+    dd_sync<NW>();
     if (i == j) return;
     int tx = threadIdx.x, ty = threadIdx.y;
     if (ty == 0 && tx < m) {
@@ -42,7 +54,7 @@ static __device__ void dd_swap(int m, R *a, ildl_dense_result *res, int i, int j
         a[i * LD + tx] = a[j * LD + tx];
         a[j * LD + tx] = t;
     }
-    __syncthreads();
+    dd_sync<NW>();
     if (ty == 0 && tx < m) {
         R t = a[tx * LD + i];
         a[tx * LD + i] = a[tx * LD + j];
@@ -53,7 +65,7 @@ static __device__ void dd_swap(int m, R *a, ildl_dense_result *res, int i, int j
         res->perm[i] = res->perm[j];
         res->perm[j] = p;
     }
-    __syncthreads();
+    dd_sync<NW>();
 }
 
 /* max_{k <= j < m, j != skip} |a(row, j)|, smallest j on ties (NaN never wins), jmax = -1 and 0
@@ -84,24 +96,25 @@ static __device__ R dd_absmax(int m, const R *a, int row, int k, int skip, int *
     return v < 0 ? 0 : v;
 }
 
-template <typename R>
-static __device__ int dd_take1(int m, R *a, int k, int piv, const ildl_dense_params *p, ildl_dense_result *res,
-                        R *u1)
+template <int NW, typename R>
+static __device__ int dd_take1(int m, R *a, int k, int piv, const ildl_dense_params *p, ildl_dense_result *res)
 {
     int tx = threadIdx.x, ty = threadIdx.y;
-    dd_swap(m, a, res, k, piv);
+    dd_swap<NW>(m, a, res, k, piv);
     int perturbed;
     R d = ildl_pivot1(a[k * LD + k], (R)p->pivot_tol, (R)p->perturb, &perturbed);
-    if (ty == 0 && tx > k && tx < m) u1[tx] = a[k * LD + tx] / d;
-    __syncthreads();
-    if (ty > k && ty < m && tx >= ty && tx < m) {
-        R v = a[ty * LD + tx] - a[k * LD + ty] * u1[tx];
-        a[ty * LD + tx] = v;
-        a[tx * LD + ty] = v;
+    /* lane tx's multiplier a(k,tx)/d, in a register (every warp computes it) */
+    R u = tx > k && tx < m ? a[k * LD + tx] / d : (R)0;
+    for (int r = k + 1 + ty; r < m; r += NW) {
+        if (tx >= r && tx < m) {
+            R v = a[r * LD + tx] - a[k * LD + r] * u;
+            a[r * LD + tx] = v;
+            a[tx * LD + r] = v;
+        }
     }
-    __syncthreads();
+    dd_sync<NW>();
     if (ty == 0 && tx > k && tx < m) {
-        a[k * LD + tx] = u1[tx];
+        a[k * LD + tx] = u;
         a[tx * LD + k] = 0;
     }
     if (ty == 0 && tx == 0) {
@@ -111,35 +124,37 @@ static __device__ int dd_take1(int m, R *a, int k, int piv, const ildl_dense_par
         res->type[k] = 1;
         if (perturbed) res->nperturbed++;
     }
-    __syncthreads();
+    dd_sync<NW>();
     return 1;
 }
 
-template <typename R>
+template <int NW, typename R>
 static __device__ int dd_take2(int m, R *a, int k, int q, int r, const ildl_dense_params *p,
-                        ildl_dense_result *res, R *u1, R *u2)
+                               ildl_dense_result *res)
 {
     int tx = threadIdx.x, ty = threadIdx.y;
     if (!ildl_pivot2_ok(a[q * LD + q], a[q * LD + r], a[r * LD + r], (R)p->pivot_tol))
-        return dd_take1(m, a, k, q, p, res, u1);
-    dd_swap(m, a, res, k, q);
+        return dd_take1<NW>(m, a, k, q, p, res);
+    dd_swap<NW>(m, a, res, k, q);
     if (r == k) r = q;
-    dd_swap(m, a, res, k + 1, r);
+    dd_swap<NW>(m, a, res, k + 1, r);
     const R *ak = a + k * LD, *ak1 = a + (k + 1) * LD;
     R da = ak[k], db = ak[k + 1], dc = ak1[k + 1];
     R det = ildl_pivot2_det(da, db, dc);
-    if (ty == 0 && tx >= k + 2 && tx < m) ildl_pivot2_solve(da, db, dc, det, ak[tx], ak1[tx], &u1[tx], &u2[tx]);
-    __syncthreads();
-    if (ty >= k + 2 && ty < m && tx >= ty && tx < m) {
-        R w1 = ak[ty], w2 = ak1[ty];
-        R v = a[ty * LD + tx] - (w1 * u1[tx] + w2 * u2[tx]);
-        a[ty * LD + tx] = v;
-        a[tx * LD + ty] = v;
+    R u1 = 0, u2 = 0; /* lane tx's multipliers, in registers (every warp computes them) */
+    if (tx >= k + 2 && tx < m) ildl_pivot2_solve(da, db, dc, det, ak[tx], ak1[tx], &u1, &u2);
+    for (int rr = k + 2 + ty; rr < m; rr += NW) {
+        if (tx >= rr && tx < m) {
+            R w1 = ak[rr], w2 = ak1[rr];
+            R v = a[rr * LD + tx] - (w1 * u1 + w2 * u2);
+            a[rr * LD + tx] = v;
+            a[tx * LD + rr] = v;
+        }
     }
-    __syncthreads();
+    dd_sync<NW>();
     if (ty == 0 && tx >= k + 2 && tx < m) {
-        a[k * LD + tx] = u1[tx];
-        a[(k + 1) * LD + tx] = u2[tx];
+        a[k * LD + tx] = u1;
+        a[(k + 1) * LD + tx] = u2;
         a[tx * LD + k] = 0;
         a[tx * LD + k + 1] = 0;
     }
@@ -156,7 +171,7 @@ static __device__ int dd_take2(int m, R *a, int k, int q, int r, const ildl_dens
         res->type[k + 1] = 0;
         res->n2x2++;
     }
-    __syncthreads();
+    dd_sync<NW>();
     return 2;
 }
 

@@ -3,17 +3,16 @@
 #define ILDL_CUDA_DENSE_NONE_CUH
 #include "cuda/dense_common.cuh"
 
-template <typename R>
-static __device__ void dd_factor_none(int m, R *a, const ildl_dense_params *p, ildl_dense_result *res,
-                               R *u1, R *u2)
+template <int NW, typename R>
+static __device__ void dd_factor_none(int m, R *a, const ildl_dense_params *p, ildl_dense_result *res)
 {
     const int8_t *hint = p->pair_hint;
-    dd_begin(res);
+    dd_begin<NW>(res);
     for (int k = 0; k < m;) {
         if (hint && hint[k] == 1 && k + 1 < m)
-            k += dd_take2(m, a, k, k, k + 1, p, res, u1, u2);
+            k += dd_take2<NW>(m, a, k, k, k + 1, p, res);
         else
-            k += dd_take1(m, a, k, k, p, res, u1);
+            k += dd_take1<NW>(m, a, k, k, p, res);
     }
 }
 #endif

@@ -2,7 +2,7 @@
  * of one level (the driver is factor.cu), in the floating-point order of the CPU reference
  * (src/cpu/factor.c, phase A):
  *   k_phase_a_diag   one 32x32-thread block per block row: pull the updates into the diagonal
- *                    tile and factor it (none/BK/Rook);
+ *                    tile, and a team of 4 of its warps factors it (none/BK/Rook, dense_factor.cuh);
  *   k_phase_a_pull   one block per off-diagonal tile: pull its updates (beside the diagonal
  *                    kernel, on a second stream);
  *   k_phase_a_solve  one warp per off-diagonal tile: permute rows, solve with U_ii and D_i;
@@ -10,9 +10,7 @@
  * Templates on the value type R: double, or float for precision single (the CPU reference's
  * single build, every operation in float); their launches are factor_phases.cuh's. */
 #include "cuda/context.cuh"
-#include "cuda/dense_bk.cuh"
-#include "cuda/dense_none.cuh"
-#include "cuda/dense_rook.cuh"
+#include "cuda/dense_factor.cuh"
 #include "cuda/factor_phases.cuh"
 #include "cuda/factor_pull.cuh"
 #include "cuda/factor_solve.cuh"
@@ -28,7 +26,6 @@ __global__ void __launch_bounds__(1024) k_phase_a_diag(dev_tiles T, factor_param
                                                        R *inflight, ildl_dense_result *res_out)
 {
     __shared__ R W[TILE], sU[TILE], sDU[TILE], sU2[TILE], sDU2[TILE];
-    __shared__ R u1[LD], u2[LD];
     R *const up[6] = {sU, sU, sDU, sU2, sU2, sDU2}; /* U_ki is U_kj: one window per update */
     __shared__ ildl_dense_result res;
     int tid = threadIdx.y * LD + threadIdx.x;
@@ -45,9 +42,7 @@ __global__ void __launch_bounds__(1024) k_phase_a_diag(dev_tiles T, factor_param
     dp.pivot_tol = prm.pivot_tol;
     dp.perturb = prm.perturb;
     dp.pair_hint = prm.pair_hint ? prm.pair_hint + T.bstart[i] : NULL;
-    if (prm.pivoting == ILDL_PIVOT_BK) dd_factor_bk(mi, W, &dp, &res, u1, u2);
-    else if (prm.pivoting == ILDL_PIVOT_ROOK) dd_factor_rook(mi, W, &dp, &res, u1, u2);
-    else dd_factor_none(mi, W, &dp, &res, u1, u2);
+    dd_factor(prm.pivoting, mi, W, &dp, &res);
     if (tid < mi) {
         int32_t b = T.bstart[i];
         T.piv[b + tid] = res.perm[tid];

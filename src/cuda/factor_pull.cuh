@@ -11,18 +11,50 @@
 
 /* ------------------------------------------------------------ tile helpers (block-wide) */
 
+/* Rows r0..r0+3 of column c of u^T du: sum_l u(l,r) du(l,c) over l ascending per entry (the
+ * order of sub_utdu in src/cpu/factor.c), four rows at once so that each du(l,c) read from
+ * shared memory serves four products (one entry per thread read it once per product, and the
+ * pulls waited on shared memory: perf-notes §78). */
+template <typename R>
+__device__ __forceinline__ void d_pull_dot4(int mk, const R *u, const R *du, int r0, int c, R *s)
+{
+    R s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    for (int l = 0; l < mk; l++) {
+        R d = du[l * LD + c];
+        const R *ul = u + l * LD + r0;
+        s0 += ul[0] * d;
+        s1 += ul[1] * d;
+        s2 += ul[2] * d;
+        s3 += ul[3] * d;
+    }
+    s[0] = s0;
+    s[1] = s1;
+    s[2] = s2;
+    s[3] = s3;
+}
+
+/* The dot-product phase of an update belongs to the first 8 warps: warp w takes rows 4w..4w+3,
+ * lane c column c. (Packing a diagonal tile's upper-triangle strips into fewer warps, so that
+ * none issues the lower triangle's products, measured no faster: perf-notes §78.) */
+#define PULL_DOT_WARPS (LD / 4)
+
 /* b -= u^T du; sym: only c >= r, mirrored. */
 template <typename R>
 __device__ void d_sub_utdu(int mk, int mi, int mj, const R *u, const R *du, R *b,
                            bool sym)
 {
-    int r = threadIdx.y, c = threadIdx.x;
-    if (r < mi && c < mj && (!sym || c >= r)) {
-        R s = 0.0;
-        for (int l = 0; l < mk; l++) s += u[l * LD + r] * du[l * LD + c];
-        R v = b[r * LD + c] - s;
-        b[r * LD + c] = v;
-        if (sym) b[c * LD + r] = v;
+    int r0 = 4 * threadIdx.y, c = threadIdx.x;
+    if (threadIdx.y < PULL_DOT_WARPS && r0 < mi && c < mj && (!sym || c >= r0)) {
+        R s[4];
+        d_pull_dot4(mk, u, du, r0, c, s);
+        for (int q = 0; q < 4; q++) {
+            int r = r0 + q;
+            if (r < mi && (!sym || c >= r)) {
+                R v = b[r * LD + c] - s[q];
+                b[r * LD + c] = v;
+                if (sym) b[c * LD + r] = v;
+            }
+        }
     }
     __syncthreads();
 }
@@ -122,15 +154,6 @@ __device__ __forceinline__ void d_pull_apply_d(const pull_fetch<R> &f, int mj, c
     }
 }
 
-/* Step 3 for entry (r, c): sum_l U_ki(l,r) (D_k U_kj)(l,c) over l ascending (sub_utdu). */
-template <typename R>
-__device__ __forceinline__ R d_pull_dot(int mk, const R *u, const R *du, int r, int c)
-{
-    R s = 0.0;
-    for (int l = 0; l < mk; l++) s += u[l * LD + r] * du[l * LD + c];
-    return s;
-}
-
 /* Apply a fetched update: b -= U_ki^T D_k U_kj (sym: only the upper half, mirrored), the
  * update of apply_d and sub_utdu in src/cpu/factor.c in the same order per entry. su holds
  * U_ki (unused when same), sj U_kj, sdu D_k U_kj. Block-wide; ends with a barrier. */
@@ -157,7 +180,7 @@ template <typename R>
 __device__ void d_pull_commit2(const pull_fetch<R> &f1, const pull_fetch<R> &f2, int mi, int mj, R *b,
                                R *const *s, bool sym)
 {
-    int r = threadIdx.y, c = threadIdx.x;
+    int r0 = 4 * threadIdx.y, c = threadIdx.x;
     d_pull_windows(f1, mi, mj, s[0], s[1]);
     d_pull_windows(f2, mi, mj, s[3], s[4]);
     __syncthreads();
@@ -169,11 +192,19 @@ __device__ void d_pull_commit2(const pull_fetch<R> &f1, const pull_fetch<R> &f2,
     d_pull_apply_d(f1, mj, s[1], s[2]);
     d_pull_apply_d(f2, mj, s[4], s[5]);
     __syncthreads();
-    if (r < mi && c < mj && (!sym || c >= r)) {
-        R v = b[r * LD + c] - d_pull_dot(f1.mk, s[0], s[2], r, c);
-        v = v - d_pull_dot(f2.mk, s[3], s[5], r, c);
-        b[r * LD + c] = v;
-        if (sym) b[c * LD + r] = v;
+    if (threadIdx.y < PULL_DOT_WARPS && r0 < mi && c < mj && (!sym || c >= r0)) {
+        R s1[4], s2[4];
+        d_pull_dot4(f1.mk, s[0], s[2], r0, c, s1);
+        d_pull_dot4(f2.mk, s[3], s[5], r0, c, s2);
+        for (int q = 0; q < 4; q++) {
+            int r = r0 + q;
+            if (r < mi && (!sym || c >= r)) {
+                R v = b[r * LD + c] - s1[q];
+                v = v - s2[q];
+                b[r * LD + c] = v;
+                if (sym) b[c * LD + r] = v;
+            }
+        }
     }
     __syncthreads();
 }

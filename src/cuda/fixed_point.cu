@@ -10,9 +10,7 @@
  * would have put the tiles: tau-dropping, capacities, storage and the solves are the
  * block-iLDL^T's. Double precision only. */
 #include "cuda/context.cuh"
-#include "cuda/dense_bk.cuh"
-#include "cuda/dense_none.cuh"
-#include "cuda/dense_rook.cuh"
+#include "cuda/dense_factor.cuh"
 #include "cuda/factor_phases.cuh"
 #include "cuda/factor_pull.cuh"
 #include "cuda/factor_solve.cuh"
@@ -101,7 +99,6 @@ __global__ void __launch_bounds__(1024) k_fp_diag(dev_tiles T, fp_copy a, fp_cop
                                                   double tol, double perturb, int first)
 {
     __shared__ double W[TILE], sU[TILE], sDU[TILE], sU2[TILE], sDU2[TILE];
-    __shared__ double u1[LD], u2[LD];
     __shared__ ildl_dense_result res;
     double *const up[6] = {sU, sU, sDU, sU2, sU2, sDU2}; /* U_ki is U_kj: one window per update */
     int r = threadIdx.y, c = threadIdx.x, tid = r * LD + c;
@@ -114,9 +111,7 @@ __global__ void __launch_bounds__(1024) k_fp_diag(dev_tiles T, fp_copy a, fp_cop
     dp.pivot_tol = tol;
     dp.perturb = perturb;
     dp.pair_hint = pair_hint ? pair_hint + b : NULL;
-    if (pivoting == ILDL_PIVOT_BK) dd_factor_bk(mi, W, &dp, &res, u1, u2);
-    else if (pivoting == ILDL_PIVOT_ROOK) dd_factor_rook(mi, W, &dp, &res, u1, u2);
-    else dd_factor_none(mi, W, &dp, &res, u1, u2);
+    dd_factor(pivoting, mi, W, &dp, &res);
     if (tid < mi) {
         int p = res.perm[tid];
         q[b + tid] = p;

@@ -1,0 +1,24 @@
+/* dense_factor.cuh -- the factorization of a diagonal tile in shared memory, PAP^T = U^T D U with
+ * the pivot rule `pivoting` (none/BK/Rook: dense_{none,bk,rook}.cuh), by a team of
+ * DD_TEAM_WARPS warps of a 32x32-thread block. Called by the whole block; ends with a block
+ * barrier, the tile holding U (unit diagonal implied, zeros below) and res the pivots. */
+#ifndef ILDL_CUDA_DENSE_FACTOR_CUH
+#define ILDL_CUDA_DENSE_FACTOR_CUH
+#include "cuda/dense_bk.cuh"
+#include "cuda/dense_none.cuh"
+#include "cuda/dense_rook.cuh"
+
+/* The team's size: 4 warps factored 32x32 tiles faster than 1, 2, 8 or all 32 (perf-notes §78). */
+#define DD_TEAM_WARPS 4
+
+template <typename R>
+static __device__ void dd_factor(int pivoting, int m, R *a, const ildl_dense_params *p, ildl_dense_result *res)
+{
+    if (threadIdx.y < DD_TEAM_WARPS) {
+        if (pivoting == ILDL_PIVOT_BK) dd_factor_bk<DD_TEAM_WARPS>(m, a, p, res);
+        else if (pivoting == ILDL_PIVOT_ROOK) dd_factor_rook<DD_TEAM_WARPS>(m, a, p, res);
+        else dd_factor_none<DD_TEAM_WARPS>(m, a, p, res);
+    }
+    __syncthreads();
+}
+#endif
