@@ -308,12 +308,102 @@ static __device__ int d_common_list(const dev_tiles &T, int32_t i, int32_t j, pu
     return n;
 }
 
+/* What d_pull_fetch reads before it can ask for an update's values (T.off, T.format, T.nnz of
+ * its tile, T.row, then T.bstart of its row k), for every update of a tile: read by the whole
+ * block at once before the first update (one dependent chain for all of them instead of one per
+ * update), so that each update then waits for one latency, its values and D_k (perf-notes §78).
+ * One list per block column: a diagonal tile's column i, an off-diagonal pull's i and j. */
+struct pull_meta {
+    int64_t off[PULL_LIST]; /* the tile's storage offset */
+    int32_t nnz[PULL_LIST]; /* sparse: its entries; dense: -1 */
+    int32_t bk[PULL_LIST];  /* first row of block k */
+    int8_t mk[PULL_LIST];   /* rows of block k */
+};
+
+/* This thread's share of a stored tile (mk x m when dense) at offset o with nz entries (nz < 0:
+ * dense): d_tile_fetch with the tile's metadata known. */
+template <typename R>
+__device__ __forceinline__ tile_share<R> d_tile_fetch_at(const dev_tiles &T, int64_t o, int32_t nz, int mk, int m)
+{
+    int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
+    tile_share<R> r = {(R)0, -1};
+    if (nz >= 0) {
+        if (tid < nz) {
+            r.p = T.idx[o + tid];
+            r.v = fac_val<R>(T)[o + tid];
+        }
+    } else if (ty < mk && tx < m) {
+        r.p = ty * LD + tx;
+        r.v = fac_val<R>(T)[o + ty * m + tx];
+    }
+    return r;
+}
+
+/* d_pull_fetch of update q from the lists: U_kj (and D_k) from Mj, U_ki from Mi (NULL: the
+ * symmetric update, U_ki is U_kj). */
+template <typename R>
+__device__ __forceinline__ void d_pull_fetch_meta(const dev_tiles &T, const pull_meta *Mi, const pull_meta *Mj,
+                                                  int q, int mi, int mj, pull_fetch<R> *f)
+{
+    int l = threadIdx.y;
+    int32_t bk = Mj->bk[q];
+    f->same = Mi == NULL;
+    f->mk = Mj->mk[q];
+    f->sj_sparse = Mj->nnz[q] >= 0;
+    f->si_sparse = !f->same && Mi->nnz[q] >= 0;
+    f->pj = d_tile_fetch_at<R>(T, Mj->off[q], Mj->nnz[q], f->mk, mj);
+    f->pi.v = 0.0;
+    f->pi.p = -1;
+    if (!f->same) f->pi = d_tile_fetch_at<R>(T, Mi->off[q], Mi->nnz[q], f->mk, mi);
+    f->mode = 0;
+    f->dd = f->e = 0.0;
+    if (l < f->mk) {
+        int8_t ty = T.piv_type[bk + l];
+        f->dd = T.d_diag[bk + l];
+        if (ty == 2 && l + 1 < f->mk) {
+            f->mode = 1;
+            f->e = T.d_off[bk + l];
+        } else if (ty == 0 && l > 0 && T.piv_type[bk + l - 1] == 2) {
+            f->mode = 2;
+            f->e = T.d_off[bk + l - 1];
+        }
+    }
+}
+
+/* Entry q of M from tile t of row k (no barrier). */
+__device__ __forceinline__ void d_meta_set(const dev_tiles &T, pull_meta *M, int q, int64_t t)
+{
+    int32_t k = T.row[t], bk = T.bstart[k];
+    M->off[q] = T.off[t];
+    M->nnz[q] = T.format[t] == ILDL_TILE_SPARSE ? T.nnz[t] : -1;
+    M->bk[q] = bk;
+    M->mk[q] = (int8_t)(T.bstart[k + 1] - bk);
+}
+
 /* b -= every update of the diagonal tile of block row i (its column's tiles k < i, k ascending,
  * two at a time); up: 6 shared tiles, up[0] == up[1] and up[3] == up[4] (U_ki is U_kj). */
 template <typename R>
 __device__ void d_pull_diag_all(const dev_tiles &T, int32_t i, int mi, R *b, R *const *up)
 {
-    for (int64_t q = T.col_ptr[i], qend = T.col_diag[i]; q < qend; q += 2) {
+    __shared__ pull_meta M;
+    int64_t q0 = T.col_ptr[i], qend = T.col_diag[i];
+    if (qend - q0 <= PULL_LIST) {
+        int n = (int)(qend - q0), tid = threadIdx.y * LD + threadIdx.x;
+        if (tid < n) d_meta_set(T, &M, tid, T.col_tiles[q0 + tid]);
+        __syncthreads();
+        for (int q = 0; q < n; q += 2) {
+            pull_fetch<R> f1, f2;
+            d_pull_fetch_meta(T, (const pull_meta *)NULL, &M, q, mi, mi, &f1);
+            if (q + 1 == n) {
+                d_pull_commit(f1, mi, mi, b, up[0], up[1], up[2]);
+                break;
+            }
+            d_pull_fetch_meta(T, (const pull_meta *)NULL, &M, q + 1, mi, mi, &f2);
+            d_pull_commit2(f1, f2, mi, mi, b, up, true);
+        }
+        return;
+    }
+    for (int64_t q = q0; q < qend; q += 2) {
         pull_fetch<R> f1, f2;
         d_pull_fetch(T, T.col_tiles[q], T.col_tiles[q], mi, mi, &f1);
         if (q + 1 == qend) {
@@ -332,15 +422,22 @@ template <typename R>
 __device__ void d_pull_offd_all(const dev_tiles &T, int32_t i, int32_t j, int mi, int mj, R *b, R *const *up,
                                 pull_list *L)
 {
+    __shared__ pull_meta Mi, Mj;
     int nc = d_common_list(T, i, j, L);
+    int tid = threadIdx.y * LD + threadIdx.x;
+    if (tid < nc) {
+        d_meta_set(T, &Mi, tid, L->ti[tid]);
+        d_meta_set(T, &Mj, tid, L->tj[tid]);
+    }
+    __syncthreads();
     for (int q = 0; q < nc; q += 2) {
         pull_fetch<R> f1, f2;
-        d_pull_fetch(T, L->ti[q], L->tj[q], mi, mj, &f1);
+        d_pull_fetch_meta(T, &Mi, &Mj, q, mi, mj, &f1);
         if (q + 1 == nc) {
             d_pull_commit(f1, mi, mj, b, up[0], up[1], up[2]);
             break;
         }
-        d_pull_fetch(T, L->ti[q + 1], L->tj[q + 1], mi, mj, &f2);
+        d_pull_fetch_meta(T, &Mi, &Mj, q + 1, mi, mj, &f2);
         d_pull_commit2(f1, f2, mi, mj, b, up, false);
     }
     int64_t qi = T.col_ptr[i], ei = T.col_ptr[i + 1];
