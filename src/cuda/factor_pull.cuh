@@ -59,24 +59,34 @@ __device__ void d_sub_utdu(int mk, int mi, int mj, const R *u, const R *du, R *b
     __syncthreads();
 }
 
-/* This thread's share of stored tile t: the (ty, tx) entry of a dense tile, entry tid of a
+/* This thread's share of a stored tile: the (ty, tx) entry of a dense tile, entry tid of a
  * sparse one (p = its place, ld 32; p < 0: none). Reads global memory only, so a caller can
  * issue the reads of several tiles before it waits for any of them. */
 template <typename R> struct tile_share { R v; int p; };
 
+/* ... of the tile (mk x m when dense) at offset o with nz entries (nz < 0: dense). */
 template <typename R>
-__device__ __forceinline__ tile_share<R> d_tile_fetch(const dev_tiles &T, int64_t t, int mi, int mj, bool sparse)
+__device__ __forceinline__ tile_share<R> d_tile_fetch_at(const dev_tiles &T, int64_t o, int32_t nz, int mk, int m)
 {
     int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
     tile_share<R> r = {(R)0, -1};
-    const int64_t o = T.off[t];
-    if (sparse) {
-        if (tid < T.nnz[t]) { r.p = T.idx[o + tid]; r.v = fac_val<R>(T)[o + tid]; }
-    } else if (ty < mi && tx < mj) {
+    if (nz >= 0) {
+        if (tid < nz) {
+            r.p = T.idx[o + tid];
+            r.v = fac_val<R>(T)[o + tid];
+        }
+    } else if (ty < mk && tx < m) {
         r.p = ty * LD + tx;
-        r.v = fac_val<R>(T)[o + ty * mj + tx];
+        r.v = fac_val<R>(T)[o + ty * m + tx];
     }
     return r;
+}
+
+/* ... of stored tile t (mi x mj when dense). */
+template <typename R>
+__device__ __forceinline__ tile_share<R> d_tile_fetch(const dev_tiles &T, int64_t t, int mi, int mj, bool sparse)
+{
+    return d_tile_fetch_at<R>(T, T.off[t], sparse ? T.nnz[t] : -1, mi, mj);
 }
 
 /* One update b -= U_ki^T D_k U_kj as read from global memory into registers (d_pull_fetch),
@@ -89,6 +99,23 @@ template <typename R> struct pull_fetch {
     int mk, mode;          /* rows of block k; row l is 1x1 (0), first (1) / second (2) of a 2x2 */
     bool same, si_sparse, sj_sparse;
 };
+
+/* Row l = threadIdx.y < mk of D_k (block k's first row bk) into f: its diagonal, and the
+ * off-diagonal and the row's place when it is in a 2x2. */
+template <typename R>
+__device__ __forceinline__ void d_pull_fetch_d(const dev_tiles &T, int32_t bk, pull_fetch<R> *f)
+{
+    int l = threadIdx.y;
+    int8_t ty = T.piv_type[bk + l];
+    f->dd = T.d_diag[bk + l];
+    if (ty == 2 && l + 1 < f->mk) {
+        f->mode = 1;
+        f->e = T.d_off[bk + l];
+    } else if (ty == 0 && l > 0 && T.piv_type[bk + l - 1] == 2) {
+        f->mode = 2;
+        f->e = T.d_off[bk + l - 1];
+    }
+}
 
 /* Read the update of tiles tki = (k,i) and tkj = (k,j) (tki == tkj: the symmetric diagonal
  * update) into f: only global reads, no barrier. */
@@ -108,18 +135,7 @@ __device__ __forceinline__ void d_pull_fetch(const dev_tiles &T, int64_t tki, in
     if (!f->same) f->pi = d_tile_fetch<R>(T, tki, f->mk, mi, f->si_sparse);
     f->mode = 0;
     f->dd = f->e = 0.0;
-    if (l < f->mk) {
-        int32_t bk = T.bstart[k];
-        int8_t ty = T.piv_type[bk + l];
-        f->dd = T.d_diag[bk + l];
-        if (ty == 2 && l + 1 < f->mk) {
-            f->mode = 1;
-            f->e = T.d_off[bk + l];
-        } else if (ty == 0 && l > 0 && T.piv_type[bk + l - 1] == 2) {
-            f->mode = 2;
-            f->e = T.d_off[bk + l - 1];
-        }
-    }
+    if (l < f->mk) d_pull_fetch_d(T, T.bstart[k], f);
 }
 
 /* Step 1 of applying a fetched update: its tiles into shared memory (su: U_ki, unused when
@@ -320,25 +336,6 @@ struct pull_meta {
     int8_t mk[PULL_LIST];   /* rows of block k */
 };
 
-/* This thread's share of a stored tile (mk x m when dense) at offset o with nz entries (nz < 0:
- * dense): d_tile_fetch with the tile's metadata known. */
-template <typename R>
-__device__ __forceinline__ tile_share<R> d_tile_fetch_at(const dev_tiles &T, int64_t o, int32_t nz, int mk, int m)
-{
-    int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
-    tile_share<R> r = {(R)0, -1};
-    if (nz >= 0) {
-        if (tid < nz) {
-            r.p = T.idx[o + tid];
-            r.v = fac_val<R>(T)[o + tid];
-        }
-    } else if (ty < mk && tx < m) {
-        r.p = ty * LD + tx;
-        r.v = fac_val<R>(T)[o + ty * m + tx];
-    }
-    return r;
-}
-
 /* d_pull_fetch of update q from the lists: U_kj (and D_k) from Mj, U_ki from Mi (NULL: the
  * symmetric update, U_ki is U_kj). */
 template <typename R>
@@ -357,17 +354,7 @@ __device__ __forceinline__ void d_pull_fetch_meta(const dev_tiles &T, const pull
     if (!f->same) f->pi = d_tile_fetch_at<R>(T, Mi->off[q], Mi->nnz[q], f->mk, mi);
     f->mode = 0;
     f->dd = f->e = 0.0;
-    if (l < f->mk) {
-        int8_t ty = T.piv_type[bk + l];
-        f->dd = T.d_diag[bk + l];
-        if (ty == 2 && l + 1 < f->mk) {
-            f->mode = 1;
-            f->e = T.d_off[bk + l];
-        } else if (ty == 0 && l > 0 && T.piv_type[bk + l - 1] == 2) {
-            f->mode = 2;
-            f->e = T.d_off[bk + l - 1];
-        }
-    }
+    if (l < f->mk) d_pull_fetch_d(T, bk, f);
 }
 
 /* Entry q of M from tile t of row k (no barrier). */
