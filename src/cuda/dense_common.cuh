@@ -6,8 +6,7 @@
  * ends with the tile consistent after a team barrier. Lane tx = threadIdx.x owns column tx;
  * warp w = threadIdx.y owns rows w, w + NW, ... of the rank-1/rank-2 updates. A team smaller
  * than the block synchronises on named barrier 1 (a single warp: __syncwarp), so a step does
- * not wait for 32 warps: a 32x32 factorization took ~35 us with the whole block (perf-notes
- * §78). */
+ * not wait for 32 warps (perf-notes §78). */
 #ifndef ILDL_CUDA_DENSE_COMMON_CUH
 #define ILDL_CUDA_DENSE_COMMON_CUH
 #include "cuda/common.cuh"

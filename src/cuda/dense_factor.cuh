@@ -8,7 +8,7 @@
 #include "cuda/dense_none.cuh"
 #include "cuda/dense_rook.cuh"
 
-/* The team's size: 4 warps factored 32x32 tiles faster than 1, 2, 8 or all 32 (perf-notes §78). */
+/* The team's size (chosen by measurement: perf-notes §78). */
 #define DD_TEAM_WARPS 4
 
 template <typename R>

@@ -13,8 +13,7 @@
 
 /* Rows r0..r0+3 of column c of u^T du: sum_l u(l,r) du(l,c) over l ascending per entry (the
  * order of sub_utdu in src/cpu/factor.c), four rows at once so that each du(l,c) read from
- * shared memory serves four products (one entry per thread read it once per product, and the
- * pulls waited on shared memory: perf-notes §78). */
+ * shared memory serves four products (perf-notes §78). */
 template <typename R>
 __device__ __forceinline__ void d_pull_dot4(int mk, const R *u, const R *du, int r0, int c, R *s)
 {
@@ -34,8 +33,7 @@ __device__ __forceinline__ void d_pull_dot4(int mk, const R *u, const R *du, int
 }
 
 /* The dot-product phase of an update belongs to the first 8 warps: warp w takes rows 4w..4w+3,
- * lane c column c. (Packing a diagonal tile's upper-triangle strips into fewer warps, so that
- * none issues the lower triangle's products, measured no faster: perf-notes §78.) */
+ * lane c column c. */
 #define PULL_DOT_WARPS (LD / 4)
 
 /* b -= u^T du; sym: only c >= r, mirrored. */
