@@ -74,6 +74,10 @@ grep -E "^refactor round" "$OUTDIR/gpu-tests-pageable.log"
 # the sweeps' tickets in level order (sf_chain_order=0; the default is the chain order of
 # src/analyse/tickets.c): any topological order must give the same bits
 agreement level-order "tickets in level order" ILDL_TEST_TUNING=sf_chain_order=0
+# the factorization's split pulls (plan.cu, pull_split_plan): every tile with an update computed
+# apart (factor_split=1), and none (factor_split=0; the default rule splits narrow chunks only)
+agreement factor-split-all "every tile's updates computed apart" ILDL_TEST_TUNING=factor_split=1
+agreement factor-split-none "no tile's updates computed apart" ILDL_TEST_TUNING=factor_split=0
 timeout 120 $B/tests/cuda_test_cuda_rhs > "$OUTDIR/rhs.log" 2>&1; echo "extreme right-hand sides, ladder, push-back test exit $?"
 grep -E "^laplace|^diagonal|^GPU 2-norms|^device apply|^ladder|^push-back|^ildl_apply_multi" "$OUTDIR/rhs.log"
 timeout 120 $B/tests/api_test_api > "$OUTDIR/api.log" 2>&1; echo "api tests exit $?"
@@ -99,6 +103,11 @@ if [ -n "$SAN" ]; then
       > "$OUTDIR/sanitizer-$tool-split.log" 2>&1
     echo "compute-sanitizer $tool, rows split, V_ii from global, exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-split.log" | tail -n 1)"
     tuned_ok "$OUTDIR/sanitizer-$tool-split.log"
+    # the factorization's split pulls for every tile with an update
+    ILDL_TEST_TUNING=factor_split=1 ILDL_TEST_SMALL=1 timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_factor \
+      > "$OUTDIR/sanitizer-$tool-factor-split.log" 2>&1
+    echo "compute-sanitizer $tool, factor pulls split, exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-factor-split.log" | tail -n 1)"
+    tuned_ok "$OUTDIR/sanitizer-$tool-factor-split.log"
     # the kernels without staging tiles, plain and with rows split
     ILDL_TEST_TUNING=sf_nostage=1 ILDL_TEST_SMALL=1 timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_factor \
       > "$OUTDIR/sanitizer-$tool-nostage.log" 2>&1

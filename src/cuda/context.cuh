@@ -39,6 +39,15 @@ struct cuda_factor_work {
     cudaEvent_t ev_fork, ev_join; /* per chunk: s1 after s0's earlier work; s0 after the pulls */
     int8_t *d_pair_hint;
     factor_totals *d_totals; /* statistics of the last factorization (factorize.cu) */
+    /* split pulls (plan.cu, pull_split_plan): per chunk, its updates computed apart */
+    int64_t *chunk_job;    /* [nchunks+1] the chunk's first job in d_job_ti/tj */
+    int64_t *d_job_ti, *d_job_tj; /* per job (one update), its tiles (k,i) and (k,j) */
+    int2 *d_split_row;     /* [nb] per level position, of the diagonal tile: {first product in */
+    int2 *d_split_ofd;     /* [chunk_toff[nchunks]] ... d_prod, count}; count -1: pulled in place */
+    int64_t prod_cap;      /* products of d_prod (the largest chunk's jobs) */
+    int64_t *chunk_col;    /* [nchunks+1] phase C: the chunk's first entry of d_coltile */
+    int64_t *d_coltile;    /* per chunk, the tiles (k,i), k < i, of its rows i (column permutations) */
+    double *d_prod;        /* float in precision single (allocated at that size) */
 };
 
 /* Which solve kernels run and their state (solve_select.cu, apply.cu). */
@@ -187,6 +196,8 @@ int plan_chunks(ildl_cuda_ctx *c, const ildl_tiles *T, int32_t *rowbase, int32_t
 /* The sync-free solves' work items and the split rows' scratch, uploaded (plan.cu; col_diag:
  * the host's ildl_tiles_col_diag of every block row). */
 cudaError_t sf_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const int64_t *col_diag);
+cudaError_t colperm_plan(ildl_cuda_ctx *c, const ildl_tiles *T);
+cudaError_t pull_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const int32_t *tile_rr, const int32_t *tile_s);
 /* Choose and configure the solve kernels for wf / wb warps per block (0: the defaults of the
  * kernels chosen), allocating their lanes if needed (solve_select.cu). */
 int set_solve_warps(ildl_cuda_ctx *c, int wf, int wb);

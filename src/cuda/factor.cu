@@ -2,15 +2,17 @@
  * rows whose in-flight tiles fit the buffer) the kernels of the three phases of the CPU
  * reference (src/cpu/factor.c), with the same floating-point order, so factors agree with the
  * CPU bit for bit:
- *   phase A (factor_phase_a.cu)  k_phase_a_pull pulls the updates of the off-diagonal tiles
- *            on a second stream while k_phase_a_diag pulls those of the diagonal tiles and
+ *   phase A (factor_phase_a.cu)  in a narrow chunk, k_pull_products first computes the updates
+ *            of the tiles with long chains apart (the split pulls, plan.cu); k_phase_a_pull
+ *            pulls (or subtracts those products of) the updates of the off-diagonal tiles
+ *            on a second stream while k_phase_a_diag does so for the diagonal tiles and
  *            factors them (none/BK/Rook); k_phase_a_solve then solves the off-diagonal tiles
  *            with U_ii and D_i, and k_phase_a_drop takes the row norms and tau-drops;
  *   phase B (factor_phase_b.cu)  k_phase_b: deterministic leftover grants and storage offsets
  *            (prefix sums in storage order), or k_phase_b_atomic: the paper's racing protocol
  *            (option ILDL_LEFTOVER_ATOMIC);
  *   phase C (factor_phase_c.cu)  k_phase_c: keep-largest, compress and store, column
- *            permutation;
+ *            permutation (in a narrow chunk one block per tile of the rows' block columns);
  * (the fixed-point method, fixed_point.cu: its sweeps first, then per chunk k_fp_load instead
  * of phase A's pulls and solves), and after all levels k_invert_diagonal: every diagonal tile
  * U_ii becomes U_ii^{-1} (solves).
@@ -30,8 +32,9 @@ static int factor_chunks(ildl_cuda_ctx *c, const factor_params_d &prm, int lefto
 {
     int status = ILDL_SUCCESS;
     R *inflight = reinterpret_cast<R *>(c->fac.d_inflight), *rownorm = reinterpret_cast<R *>(c->fac.d_rownorm);
+    R *prod = reinterpret_cast<R *>(c->fac.d_prod);
     int prof = ildl_cuda_profiling();
-    double prof_t[6] = {0, 0, 0, 0, 0, 0}, prof_last = ildl_wtime();
+    double prof_t[7] = {0, 0, 0, 0, 0, 0, 0}, prof_last = ildl_wtime();
 #define PROFILE_POINT(k)                                                                  \
     do {                                                                                  \
         if (prof) {                                                                       \
@@ -56,15 +59,23 @@ static int factor_chunks(ildl_cuda_ctx *c, const factor_params_d &prm, int lefto
             CU_LAUNCH();
             PROFILE_POINT(0);
         } else {
+            int64_t j0 = c->fac.chunk_job[ch], njobs = c->fac.chunk_job[ch + 1] - j0;
+            if (njobs > 0) { /* the split tiles' products, for both kernels below */
+                pull_products_launch<R>(njobs, s0, c->T, c->fac.d_job_ti + j0, c->fac.d_job_tj + j0, prod);
+                CU_LAUNCH();
+                PROFILE_POINT(6);
+            }
             if (nofd > 0) {
                 CU(cudaEventRecord(c->fac.ev_fork, s0));
                 CU(cudaStreamWaitEvent(s1, c->fac.ev_fork, 0));
-                phase_a_pull_launch<R>(nofd, s1, c->T, rows, rb, tile_rr + toff, tile_s + toff, inflight);
+                phase_a_pull_launch<R>(nofd, s1, c->T, rows, rb, tile_rr + toff, tile_s + toff,
+                                       c->fac.d_split_ofd + toff, prod, inflight);
                 CU_LAUNCH();
                 PROFILE_POINT(1);
                 CU(cudaEventRecord(c->fac.ev_join, s1));
             }
-            phase_a_diag_launch<R>(nrows, s0, c->T, prm, rows, rb, inflight, c->fac.d_res);
+            phase_a_diag_launch<R>(nrows, s0, c->T, prm, rows, rb, c->fac.d_split_row + r0, prod, inflight,
+                                   c->fac.d_res);
             CU_LAUNCH();
             PROFILE_POINT(0);
             if (nofd > 0) {
@@ -89,16 +100,18 @@ static int factor_chunks(ildl_cuda_ctx *c, const factor_params_d &prm, int lefto
         }
         CU_LAUNCH();
         PROFILE_POINT(3);
-        phase_c_launch<R>(nrows, nofd, s0, c->T, rows, rb, tile_rr + toff, tile_s + toff, inflight, c->fac.d_need,
-                          c->fac.d_state);
+        int64_t c0 = c->fac.chunk_col[ch];
+        phase_c_launch<R>(nrows, nofd, c->fac.chunk_col[ch + 1] - c0, s0, c->T, rows, rb, tile_rr + toff,
+                          tile_s + toff, c->fac.d_coltile + c0, inflight, c->fac.d_need, c->fac.d_state);
         CU_LAUNCH();
         PROFILE_POINT(4);
     }
     if (prof) {
         CU(cudaDeviceSynchronize());
-        fprintf(stderr, "ILDL_CUDA_PROFILE factor (%d chunks, %s): diag %.4f s, pull %.4f s, offdiag solve %.4f s, "
-                "drop %.4f s, scan %.4f s, store %.4f s\n", c->fac.nchunks, sizeof(R) == 4 ? "single" : "double",
-                prof_t[0], prof_t[1], prof_t[5], prof_t[2], prof_t[3], prof_t[4]);
+        fprintf(stderr, "ILDL_CUDA_PROFILE factor (%d chunks, %s): products %.4f s, diag %.4f s, pull %.4f s, "
+                "offdiag solve %.4f s, drop %.4f s, scan %.4f s, store %.4f s\n", c->fac.nchunks,
+                sizeof(R) == 4 ? "single" : "double", prof_t[6], prof_t[0], prof_t[1], prof_t[5], prof_t[2],
+                prof_t[3], prof_t[4]);
     }
 #undef PROFILE_POINT
 cleanup:

@@ -1,12 +1,16 @@
 /* factor_phase_a.cu -- phase A of the block-iLDL^T factorization on the GPU, per chunk of rows
  * of one level (the driver is factor.cu), in the floating-point order of the CPU reference
  * (src/cpu/factor.c, phase A):
+ *   k_pull_products  one block per update of the chunk's split tiles (plan.cu, pull_split_plan):
+ *                    its products apart, into a scratch the next two kernels subtract in k order;
  *   k_phase_a_diag   one 32x32-thread block per block row: pull the updates into the diagonal
- *                    tile, and a team of 4 of its warps factors it (none/BK/Rook, dense_factor.cuh);
- *   k_phase_a_pull   one block per off-diagonal tile: pull its updates (beside the diagonal
- *                    kernel, on a second stream);
+ *                    tile (or subtract its products), and a team of 4 of its warps factors it
+ *                    (none/BK/Rook, dense_factor.cuh);
+ *   k_phase_a_pull   one block per off-diagonal tile: pull its updates, or subtract its products
+ *                    (beside the diagonal kernel, on a second stream);
  *   k_phase_a_solve  one warp per off-diagonal tile: permute rows, solve with U_ii and D_i;
- *   k_phase_a_drop   one block per block row: row norms, tau-dropping and counting.
+ *   k_phase_a_drop   one block per block row: row norms (warp 0's serial sums of squares staged
+ *                    four tiles at a time), tau-dropping and counting (a warp per tile).
  * Templates on the value type R: double, or float for precision single (the CPU reference's
  * single build, every operation in float); their launches are factor_phases.cuh's. */
 #include "cuda/context.cuh"
@@ -23,6 +27,7 @@ template <typename R> constexpr size_t pull_smem_bytes() { return (size_t)7 * TI
 template <typename R>
 __global__ void __launch_bounds__(1024) k_phase_a_diag(dev_tiles T, factor_params_d prm,
                                                        const int32_t *rows, const int32_t *rowbase,
+                                                       const int2 *split, const R *prod,
                                                        R *inflight, ildl_dense_result *res_out)
 {
     __shared__ R W[TILE], sU[TILE], sDU[TILE], sU2[TILE], sDU2[TILE];
@@ -36,8 +41,11 @@ __global__ void __launch_bounds__(1024) k_phase_a_diag(dev_tiles T, factor_param
 
     d_zero_tile(W);
     d_load_a(T, t0, true, W);
-    /* the tiles (k,i), k < i, in k ascending, two at a time (as the off-diagonal tiles) */
-    d_pull_diag_all<R>(T, i, mi, W, up);
+    /* the tiles (k,i), k < i, in k ascending: their products computed apart (split), or
+     * pulled here two at a time (as the off-diagonal tiles) */
+    int2 sp = split[blockIdx.x];
+    if (sp.y >= 0) d_pull_products_commit(prod + (int64_t)sp.x * TILE, sp.y, mi, mi, W, true);
+    else d_pull_diag_all<R>(T, i, mi, W, up);
     ildl_dense_params dp;
     dp.pivot_tol = prm.pivot_tol;
     dp.perturb = prm.perturb;
@@ -73,7 +81,8 @@ __global__ void __launch_bounds__(1024) k_phase_a_diag(dev_tiles T, factor_param
 template <typename R>
 __global__ void __launch_bounds__(1024, 2) k_phase_a_pull(dev_tiles T, const int32_t *rows,
                                                        const int32_t *rowbase, const int32_t *tile_rr,
-                                                       const int32_t *tile_s, R *inflight)
+                                                       const int32_t *tile_s, const int2 *split, const R *prod,
+                                                       R *inflight)
 {
     extern __shared__ __align__(16) unsigned char smem_od_raw[]; /* pull_smem_bytes<R>(): sB and two updates' tiles */
     R *smem_od = reinterpret_cast<R *>(smem_od_raw);
@@ -88,10 +97,27 @@ __global__ void __launch_bounds__(1024, 2) k_phase_a_pull(dev_tiles T, const int
     int mj = dev_bsize(T, j);
     d_zero_tile(sB);
     d_load_a(T, t, false, sB);
-    /* the k < i in both block columns, in k ascending, two at a time */
+    /* the k < i in both block columns, in k ascending: computed apart (split), or two at a time */
     __shared__ pull_list L;
-    d_pull_offd_all<R>(T, i, j, mi, mj, sB, up, &L);
+    int2 sp = split[blockIdx.x];
+    if (sp.y >= 0) d_pull_products_commit(prod + (int64_t)sp.x * TILE, sp.y, mi, mj, sB, false);
+    else d_pull_offd_all<R>(T, i, j, mi, mj, sB, up, &L);
     inflight[((int64_t)rowbase[rr] + s) * TILE + tid] = sB[tid];
+}
+
+/* A0, one block per update of the chunk's split tiles (plan.cu, pull_split_plan): job q's
+ * products into prod[q], for k_phase_a_diag and k_phase_a_pull to subtract in order. Before
+ * both kernels: it reads only what earlier chunks stored. */
+template <typename R>
+__global__ void __launch_bounds__(1024, 2) k_pull_products(dev_tiles T, const int64_t *job_ti, const int64_t *job_tj,
+                                                           R *prod)
+{
+    __shared__ R su[TILE], sj[TILE], sdu[TILE];
+    int64_t ti = job_ti[blockIdx.x], tj = job_tj[blockIdx.x];
+    int mi = dev_bsize(T, T.col[ti]), mj = dev_bsize(T, T.col[tj]);
+    pull_fetch<R> f;
+    d_pull_fetch(T, ti, tj, mi, mj, &f);
+    d_pull_product(f, mi, mj, su, sj, sdu, prod + (int64_t)blockIdx.x * TILE);
 }
 
 /* Off-diagonal tiles finished per warp (k_phase_a_solve). */
@@ -127,6 +153,9 @@ __global__ void __launch_bounds__(32 * SOLVE_TILE_WARPS) k_phase_a_solve(dev_til
     d_offdiag_solve_warp<R>(mi, mj, W, w, myperm, mytype, mydd, mydo, B);
 }
 
+/* Tiles staged per barrier in k_phase_a_drop's row norms. */
+#define DROP_STAGE 4
+
 /* A3, one block per block row: row norms over the whole block row in the reference's order,
  * then tau-dropping of the off-diagonal tiles and their counts. */
 template <typename R>
@@ -136,35 +165,46 @@ __global__ void __launch_bounds__(1024) k_phase_a_drop(dev_tiles T, factor_param
                                                        R *rownorm_out)
 {
     __shared__ R rn[LD];
-    __shared__ R sb[LD * (LD + 1)]; /* padded: thread r reads row r without bank conflicts */
+    __shared__ R sb[DROP_STAGE][LD * (LD + 1)]; /* padded: thread r reads row r without bank conflicts */
+    __shared__ int smj[DROP_STAGE];
     int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
     int32_t i = rows[blockIdx.x];
     int mi = dev_bsize(T, i);
     int64_t t0 = T.row_ptr[i], nt = T.row_ptr[i + 1] - t0;
     R *slot = inflight + (int64_t)rowbase[blockIdx.x] * TILE;
     int64_t *nd = need + rowbase[blockIdx.x];
-    /* row norms in the reference's order (1, then each tile's row left to right), each tile
-     * staged in shared memory by the whole block so the 32 serial sums read no global memory */
-    /* the next tile (and its width) is requested before this one is summed: its memory
-     * latency hides behind the sum */
-    R acc = 1.0, cur = slot[tid];
-    int mj_cur = mi, mj_next = 0;
-    for (int64_t s = 0; s < nt; s++) {
-        sb[ty * (LD + 1) + tx] = cur;
-        if (s + 1 < nt) {
-            cur = slot[(s + 1) * TILE + tid];
-            mj_next = dev_bsize(T, T.col[t0 + s + 1]);
-        }
+    /* row norms in the reference's order (1, then each tile's row left to right): DROP_STAGE
+     * tiles at a time staged in shared memory by the whole block as their squares (each rounded
+     * as the reference's b*b, no FMA), with their widths, the next ones requested before these
+     * are summed: warp 0's serial sums wait only for their adds */
+    R acc = 1.0, cur[DROP_STAGE];
+    int wcur = 0;
+    for (int g = 0; g < DROP_STAGE; g++)
+        if (g < nt) cur[g] = slot[g * TILE + tid];
+    if (ty == 1 && tx < DROP_STAGE && tx < nt) wcur = tx == 0 ? mi : dev_bsize(T, T.col[t0 + tx]);
+    for (int64_t s0 = 0; s0 < nt; s0 += DROP_STAGE) {
+        for (int g = 0; g < DROP_STAGE; g++) sb[g][ty * (LD + 1) + tx] = cur[g] * cur[g];
+        if (ty == 1 && tx < DROP_STAGE) smj[tx] = wcur;
+        int64_t s1 = s0 + DROP_STAGE;
+        for (int g = 0; g < DROP_STAGE; g++)
+            if (s1 + g < nt) cur[g] = slot[(s1 + g) * TILE + tid];
+        if (ty == 1 && tx < DROP_STAGE && s1 + tx < nt) wcur = dev_bsize(T, T.col[t0 + s1 + tx]);
         __syncthreads();
         if (ty == 0 && tx < mi) {
-            const R *b = sb + tx * (LD + 1);
-            if (s == 0) {
-                for (int c = tx + 1; c < mi; c++) acc += b[c] * b[c];
-            } else {
-                for (int c = 0; c < mj_cur; c++) acc += b[c] * b[c];
+            for (int g = 0; g < DROP_STAGE && s0 + g < nt; g++) {
+                const R *sq = sb[g] + tx * (LD + 1);
+                if (s0 + g == 0) {
+                    for (int c = tx + 1; c < mi; c++) acc += sq[c];
+                } else if (smj[g] == LD) { /* a full-width tile: the loads all ahead of the adds */
+#pragma unroll
+                    for (int c = 0; c < LD; c++) acc += sq[c];
+                } else {
+                    int mj = smj[g];
+#pragma unroll 8
+                    for (int c = 0; c < mj; c++) acc += sq[c];
+                }
             }
         }
-        mj_cur = mj_next;
         __syncthreads();
     }
     if (ty == 0 && tx < mi) {
@@ -173,45 +213,51 @@ __global__ void __launch_bounds__(1024) k_phase_a_drop(dev_tiles T, factor_param
     }
     __syncthreads();
     if (tid == 0) nd[0] = (int64_t)mi * mi;
-    /* again one tile ahead: its value and width are requested before this one's barrier */
-    R tol = (ty < mi) ? (R)prm.drop_tol * rn[ty] : (R)0;
-    if (nt > 1) {
-        cur = slot[TILE + tid];
-        mj_cur = dev_bsize(T, T.col[t0 + 1]);
-    }
-    for (int64_t s = 1; s < nt; s++) {
-        R val = cur;
-        int mj = mj_cur;
-        if (s + 1 < nt) {
-            cur = slot[(s + 1) * TILE + tid];
-            mj_cur = dev_bsize(T, T.col[t0 + s + 1]);
+    /* tau-dropping, warp w taking the tiles s = 1 + w, 1 + w + 32, ...: lane c column c, row by
+     * row; the count of what a tile keeps by ballots */
+    for (int64_t s = 1 + ty; s < nt; s += LD) {
+        int mj = dev_bsize(T, T.col[t0 + s]);
+        R *b = slot + s * TILE;
+        int cnt = 0;
+#pragma unroll 4
+        for (int r = 0; r < mi; r++) {
+            bool keep = false;
+            if (tx < mj) {
+                R v = r_abs(b[r * LD + tx]);
+                R tol = (R)prm.drop_tol * rn[r];
+                if (v <= tol || v == 0) b[r * LD + tx] = 0.0;
+                else keep = true;
+            }
+            cnt += __popc(__ballot_sync(0xffffffffu, keep));
         }
-        int keep = 0;
-        if (ty < mi && tx < mj) {
-            R v = r_abs(val);
-            if (v <= tol || v == 0) slot[s * TILE + tid] = 0.0;
-            else keep = 1;
-        }
-        int cnt = __syncthreads_count(keep);
-        if (tid == 0) nd[s] = cnt;
+        if (tx == 0) nd[s] = cnt;
     }
 }
 
 /* ------------------------------------------------------------ launches */
 
 template <typename R>
-void phase_a_diag_launch(int32_t nrows, cudaStream_t s, const dev_tiles &T, const factor_params_d &prm,
-                         const int32_t *rows, const int32_t *rowbase, R *inflight, ildl_dense_result *res)
+void pull_products_launch(int64_t njobs, cudaStream_t s, const dev_tiles &T, const int64_t *job_ti,
+                          const int64_t *job_tj, R *prod)
 {
-    k_phase_a_diag<R><<<nrows, dim3(LD, LD), 0, s>>>(T, prm, rows, rowbase, inflight, res);
+    k_pull_products<R><<<(unsigned)njobs, dim3(LD, LD), 0, s>>>(T, job_ti, job_tj, prod);
+}
+
+template <typename R>
+void phase_a_diag_launch(int32_t nrows, cudaStream_t s, const dev_tiles &T, const factor_params_d &prm,
+                         const int32_t *rows, const int32_t *rowbase, const int2 *split, const R *prod, R *inflight,
+                         ildl_dense_result *res)
+{
+    k_phase_a_diag<R><<<nrows, dim3(LD, LD), 0, s>>>(T, prm, rows, rowbase, split, prod, inflight, res);
 }
 
 template <typename R>
 void phase_a_pull_launch(int64_t nofd, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
-                         const int32_t *rowbase, const int32_t *tile_rr, const int32_t *tile_s, R *inflight)
+                         const int32_t *rowbase, const int32_t *tile_rr, const int32_t *tile_s, const int2 *split,
+                         const R *prod, R *inflight)
 {
     k_phase_a_pull<R><<<(unsigned)nofd, dim3(LD, LD), pull_smem_bytes<R>(), s>>>(T, rows, rowbase, tile_rr, tile_s,
-                                                                                 inflight);
+                                                                                 split, prod, inflight);
 }
 
 template <typename R>
@@ -231,10 +277,14 @@ void phase_a_drop_launch(int32_t nrows, cudaStream_t s, const dev_tiles &T, cons
 }
 
 #define PHASE_A_INSTANCES(R)                                                                                     \
+    template void pull_products_launch<R>(int64_t, cudaStream_t, const dev_tiles &, const int64_t *,            \
+                                          const int64_t *, R *);                                                \
     template void phase_a_diag_launch<R>(int32_t, cudaStream_t, const dev_tiles &, const factor_params_d &,     \
-                                         const int32_t *, const int32_t *, R *, ildl_dense_result *);                   \
+                                         const int32_t *, const int32_t *, const int2 *, const R *, R *,        \
+                                         ildl_dense_result *);                                                  \
     template void phase_a_pull_launch<R>(int64_t, cudaStream_t, const dev_tiles &, const int32_t *,             \
-                                         const int32_t *, const int32_t *, const int32_t *, R *);               \
+                                         const int32_t *, const int32_t *, const int32_t *, const int2 *,       \
+                                         const R *, R *);                                                       \
     template void phase_a_solve_launch<R>(int64_t, cudaStream_t, const dev_tiles &, const int32_t *,            \
                                           const int32_t *, const int32_t *, const int32_t *, R *,               \
                                           const ildl_dense_result *);                                                   \

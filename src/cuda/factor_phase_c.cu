@@ -1,6 +1,7 @@
 /* factor_phase_c.cu -- phase C of the block-iLDL^T factorization on the GPU, per chunk of rows
  * (the driver is factor.cu), and the inversion of the diagonal tiles after the last chunk:
- *   k_phase_c          one block per block row and one per off-diagonal tile of the chunk:
+ *   k_phase_c          one block per block row and one per off-diagonal tile of the chunk
+ *                      (and in a narrow chunk one per tile (k,i), k < i, of its rows' columns):
  *                      keep the largest entries up to each tile's storage, compress and store,
  *                      and permute the columns of block column i into block i's pivot order;
  *   k_invert_diagonal  one warp per block row: U_ii becomes V_ii = U_ii^{-1} for the solves.
@@ -139,44 +140,21 @@ __device__ void d_store_tile(dev_tiles &T, int32_t i, int64_t s, const R *slot, 
     }
 }
 
-/* Phase C over the chunk: blocks 0..nrows-1 take a block row i (its diagonal tile as dense
- * strict upper part, then the columns of the tiles (k,i), k < i, into block i's pivot order);
- * the blocks after them take one off-diagonal tile of the chunk each (d_store_tile), so that a
- * level of few, long rows still fills the GPU. The two kinds touch disjoint tiles. */
+/* The columns of the tiles (k,i), k < i, into block i's pivot order, one after the other by
+ * the whole block (each one's values read while the previous one is rewritten); a sparse tile
+ * is expanded into shared memory at its new positions and compressed again, which leaves its
+ * entries in ascending index order as the reference's insertion sort does. */
 template <typename R>
-__global__ void __launch_bounds__(1024) k_phase_c(dev_tiles T, const int32_t *rows, int32_t nrows,
-                                                  const int32_t *rowbase, const int32_t *tile_rr,
-                                                  const int32_t *tile_s, R *inflight,
-                                                  const int64_t *need, factor_state *st)
+__device__ void d_colperm_walk(dev_tiles &T, int32_t i, int mi, R *sB, unsigned char *occ, int *iperm, int *sperm,
+                               int *rowcnt, int *rowoff)
 {
-    __shared__ R sB[TILE];
-    __shared__ int rowcnt[LD], rowoff[LD + 1], iperm[LD], sperm[LD];
-    __shared__ unsigned char occ[TILE];
     int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
-    if ((int32_t)blockIdx.x >= nrows) {
-        int32_t q = (int32_t)blockIdx.x - nrows, rr = tile_rr[q], s = tile_s[q];
-        const R *slot = inflight + ((int64_t)rowbase[rr] + s) * TILE;
-        d_store_tile(T, rows[rr], s, slot, need[rowbase[rr] + s], st, sB, rowcnt, rowoff);
-        return;
-    }
-    int32_t i = rows[blockIdx.x];
-    int mi = dev_bsize(T, i);
-    int64_t t0 = T.row_ptr[i];
-    const R *slot = inflight + (int64_t)rowbase[blockIdx.x] * TILE;
     const int32_t *perm = T.piv + T.bstart[i];
-
-    /* the diagonal tile as dense strict upper part */
-    if (ty < mi && tx < mi) fac_val<R>(T)[T.off[t0] + ty * mi + tx] = (tx > ty) ? slot[tid] : 0.0;
-
-    /* columns of the tiles (k,i), k < i, into block i's pivot order; a sparse tile is expanded
-     * into shared memory at its new positions and compressed again, which leaves its entries
-     * in ascending index order as the reference's insertion sort does */
     if (tid < mi) {
         iperm[perm[tid]] = tid;
         sperm[tid] = perm[tid];
     }
     __syncthreads();
-    /* the tiles (k,i), k < i; each one's values read while the previous one is rewritten */
     int64_t q = T.col_ptr[i], qend = T.col_diag[i];
     colperm_fetch<R> nextc;
     if (q < qend) d_colperm_fetch(T, T.col_tiles[q], mi, sperm, &nextc);
@@ -198,6 +176,71 @@ __global__ void __launch_bounds__(1024) k_phase_c(dev_tiles T, const int32_t *ro
         } else if (ty < cur.mk && tx < mi) {
             v[ty * mi + tx] = cur.v;
         }
+    }
+}
+
+/* Phase C over the chunk: blocks 0..nrows-1 take a block row i and store its diagonal tile as
+ * dense strict upper part; the next nofd blocks one off-diagonal tile of the chunk each
+ * (d_store_tile); the last ncol blocks one tile (k,i), k < i, of a chunk's block column each
+ * (coltile: their ids), whose columns go into block i's pivot order. One block per tile, so
+ * that a level of few, long rows and columns still fills the GPU (a block per row walking its
+ * column was the chunk's longest chain); without them (ncol = 0) each row's block walks its
+ * column (d_colperm_walk). The kinds touch disjoint tiles. */
+template <typename R>
+__global__ void __launch_bounds__(1024) k_phase_c(dev_tiles T, const int32_t *rows, int32_t nrows,
+                                                  const int32_t *rowbase, const int32_t *tile_rr,
+                                                  const int32_t *tile_s, int64_t nofd, const int64_t *coltile, int64_t ncol,
+                                                  R *inflight, const int64_t *need, factor_state *st)
+{
+    __shared__ R sB[TILE];
+    __shared__ int rowcnt[LD], rowoff[LD + 1], iperm[LD], sperm[LD];
+    __shared__ unsigned char occ[TILE];
+    int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
+    int64_t b = blockIdx.x;
+    if (b < nrows) { /* the diagonal tile as dense strict upper part */
+        int32_t i = rows[b];
+        int mi = dev_bsize(T, i);
+        const R *slot = inflight + (int64_t)rowbase[b] * TILE;
+        if (ty < mi && tx < mi) fac_val<R>(T)[T.off[T.row_ptr[i]] + ty * mi + tx] = (tx > ty) ? slot[tid] : 0.0;
+        if (ncol == 0) d_colperm_walk(T, i, mi, sB, occ, iperm, sperm, rowcnt, rowoff);
+        return;
+    }
+    b -= nrows;
+    if (b < nofd) {
+        int32_t rr = tile_rr[b], s = tile_s[b];
+        const R *slot = inflight + ((int64_t)rowbase[rr] + s) * TILE;
+        d_store_tile(T, rows[rr], s, slot, need[rowbase[rr] + s], st, sB, rowcnt, rowoff);
+        return;
+    }
+    /* tile (k,i): its columns into block i's pivot order; a sparse tile is expanded into shared
+     * memory at its new positions and compressed again, which leaves its entries in ascending
+     * index order as the reference's insertion sort does */
+    int64_t t = coltile[b - nofd];
+    int32_t i = T.col[t];
+    int mi = dev_bsize(T, i);
+    const int32_t *perm = T.piv + T.bstart[i];
+    if (tid < mi) {
+        int pt = perm[tid];
+        iperm[pt] = tid;
+        sperm[tid] = pt;
+    }
+    __syncthreads();
+    colperm_fetch<R> cur;
+    d_colperm_fetch(T, t, mi, sperm, &cur);
+    R *v = fac_val<R>(T) + cur.off;
+    if (cur.sparse) {
+        occ[tid] = 0;
+        __syncthreads();
+        if (cur.p >= 0) {
+            int n = (cur.p & ~31) | iperm[cur.p & 31];
+            sB[n] = cur.v;
+            occ[n] = 1;
+        }
+        __syncthreads();
+        d_compress(occ[tid] != 0, sB[tid], T.idx + cur.off, v, rowcnt, rowoff);
+    } else {
+        __syncthreads(); /* every thread has read the dense tile before any writes it */
+        if (ty < cur.mk && tx < mi) v[ty * mi + tx] = cur.v;
     }
 }
 
@@ -228,12 +271,12 @@ __global__ void __launch_bounds__(32) k_invert_diagonal(dev_tiles T)
 /* ------------------------------------------------------------ launches */
 
 template <typename R>
-void phase_c_launch(int32_t nrows, int64_t nofd, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
-                    const int32_t *rowbase, const int32_t *tile_rr, const int32_t *tile_s, R *inflight,
-                    const int64_t *need, factor_state *st)
+void phase_c_launch(int32_t nrows, int64_t nofd, int64_t ncol, cudaStream_t s, const dev_tiles &T,
+                    const int32_t *rows, const int32_t *rowbase, const int32_t *tile_rr, const int32_t *tile_s,
+                    const int64_t *coltile, R *inflight, const int64_t *need, factor_state *st)
 {
-    k_phase_c<R><<<(unsigned)(nrows + nofd), dim3(LD, LD), 0, s>>>(T, rows, nrows, rowbase, tile_rr, tile_s,
-                                                                   inflight, need, st);
+    k_phase_c<R><<<(unsigned)(nrows + nofd + ncol), dim3(LD, LD), 0, s>>>(T, rows, nrows, rowbase, tile_rr, tile_s,
+                                                                          nofd, coltile, ncol, inflight, need, st);
 }
 
 template <typename R> void invert_diagonal_launch(int32_t nb, cudaStream_t s, const dev_tiles &T)
@@ -242,9 +285,9 @@ template <typename R> void invert_diagonal_launch(int32_t nb, cudaStream_t s, co
 }
 
 #define PHASE_C_INSTANCES(R)                                                                                     \
-    template void phase_c_launch<R>(int32_t, int64_t, cudaStream_t, const dev_tiles &, const int32_t *,         \
-                                    const int32_t *, const int32_t *, const int32_t *, R *, const int64_t *,    \
-                                    factor_state *);                                                            \
+    template void phase_c_launch<R>(int32_t, int64_t, int64_t, cudaStream_t, const dev_tiles &,                \
+                                    const int32_t *, const int32_t *, const int32_t *, const int32_t *,         \
+                                    const int64_t *, R *, const int64_t *, factor_state *);                     \
     template void invert_diagonal_launch<R>(int32_t, cudaStream_t, const dev_tiles &);
 PHASE_C_INSTANCES(double)
 PHASE_C_INSTANCES(float)

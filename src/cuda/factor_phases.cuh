@@ -12,16 +12,25 @@
 
 /* ---- phase A (factor_phase_a.cu) */
 
+/* k_pull_products, one block per job: the products of the chunk's split tiles' updates into
+ * prod (TILE values per job; before the two kernels below). */
+template <typename R>
+void pull_products_launch(int64_t njobs, cudaStream_t s, const dev_tiles &T, const int64_t *job_ti,
+                          const int64_t *job_tj, R *prod);
 /* k_phase_a_diag, one block per row: A_ii minus its updates, factored; U_ii into the row's
- * first slot, P_i and D_i into T and into res[rr] (for the off-diagonal solves and phase B). */
+ * first slot, P_i and D_i into T and into res[rr] (for the off-diagonal solves and phase B).
+ * split[rr]: {first product in prod, count} of a split row's updates, or count -1. */
 template <typename R>
 void phase_a_diag_launch(int32_t nrows, cudaStream_t s, const dev_tiles &T, const factor_params_d &prm,
-                         const int32_t *rows, const int32_t *rowbase, R *inflight, ildl_dense_result *res);
+                         const int32_t *rows, const int32_t *rowbase, const int2 *split, const R *prod, R *inflight,
+                         ildl_dense_result *res);
 /* k_phase_a_pull, one block per off-diagonal tile: A_ij minus its updates into the tile's slot
- * (reads nothing of phase A's diagonal factors: may run beside k_phase_a_diag). */
+ * (reads nothing of phase A's diagonal factors: may run beside k_phase_a_diag); split[q] as
+ * above, per off-diagonal tile of the chunk. */
 template <typename R>
 void phase_a_pull_launch(int64_t nofd, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
-                         const int32_t *rowbase, const int32_t *tile_rr, const int32_t *tile_s, R *inflight);
+                         const int32_t *rowbase, const int32_t *tile_rr, const int32_t *tile_s, const int2 *split,
+                         const R *prod, R *inflight);
 /* k_phase_a_solve, after both: each off-diagonal slot B becomes D_i^-1 U_ii^-T P_i B. */
 template <typename R>
 void phase_a_solve_launch(int64_t nofd, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
@@ -50,12 +59,13 @@ void phase_b_atomic_end_launch(cudaStream_t s, const dev_tiles &T, int64_t nslot
 
 /* ---- phase C and the solves' diagonal tiles (factor_phase_c.cu) */
 
-/* k_phase_c, one block per row, then one per off-diagonal tile: the slots stored in T (kept,
- * compressed), the columns of the tiles (k, i) put in block i's pivot order. */
+/* k_phase_c, one block per row, then one per off-diagonal tile, then one per tile of the
+ * chunk's block columns (coltile[0..ncol), the tiles (k,i), k < i, of its rows i): the slots
+ * stored in T (kept, compressed), the columns of the tiles (k, i) put in block i's pivot order. */
 template <typename R>
-void phase_c_launch(int32_t nrows, int64_t nofd, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
-                    const int32_t *rowbase, const int32_t *tile_rr, const int32_t *tile_s, R *inflight,
-                    const int64_t *need, factor_state *st);
+void phase_c_launch(int32_t nrows, int64_t nofd, int64_t ncol, cudaStream_t s, const dev_tiles &T,
+                    const int32_t *rows, const int32_t *rowbase, const int32_t *tile_rr, const int32_t *tile_s,
+                    const int64_t *coltile, R *inflight, const int64_t *need, factor_state *st);
 /* k_invert_diagonal, one warp per block row of the nb: every U_ii becomes V_ii = U_ii^{-1}. */
 template <typename R> void invert_diagonal_launch(int32_t nb, cudaStream_t s, const dev_tiles &T);
 

@@ -440,6 +440,54 @@ __device__ void d_pull_offd_all(const dev_tiles &T, int32_t i, int32_t j, int mi
     }
 }
 
+/* One update computed apart (the split pulls, plan.cu): the products s of U_ki^T D_k U_kj as
+ * d_pull_commit would subtract them, into p (TILE values, entry r*LD + c; sym: only c >= r). */
+template <typename R>
+__device__ void d_pull_product(const pull_fetch<R> &f, int mi, int mj, R *su, R *sj, R *sdu, R *p)
+{
+    d_pull_windows(f, mi, mj, su, sj);
+    __syncthreads();
+    if (f.sj_sparse || f.si_sparse) {
+        d_pull_scatter(f, su, sj);
+        __syncthreads();
+    }
+    d_pull_apply_d(f, mj, sj, sdu);
+    __syncthreads();
+    int r0 = 4 * threadIdx.y, c = threadIdx.x;
+    if (threadIdx.y < PULL_DOT_WARPS && r0 < mi && c < mj && (!f.same || c >= r0)) {
+        R s[4];
+        d_pull_dot4(f.mk, f.same ? sj : su, sdu, r0, c, s);
+        for (int q = 0; q < 4; q++) {
+            int r = r0 + q;
+            if (r < mi && (!f.same || c >= r)) p[r * LD + c] = s[q];
+        }
+    }
+}
+
+/* b -= the n products p[0..n) of a split tile, in order (the bits of pulling them in place:
+ * b - s per update, k ascending); sym: only c >= r, mirrored. Each entry is one thread's, so
+ * there is no barrier between updates; the loads go out eight at a time. Ends with a barrier. */
+template <typename R>
+__device__ void d_pull_products_commit(const R *__restrict__ p, int n, int mi, int mj, R *b, bool sym)
+{
+    int r = threadIdx.y, c = threadIdx.x, e = r * LD + c;
+    if (r < mi && c < mj && (!sym || c >= r)) {
+        R v = b[e];
+        int q = 0;
+        for (; q + 8 <= n; q += 8) {
+            R x[8];
+#pragma unroll
+            for (int u = 0; u < 8; u++) x[u] = __ldcg(p + (int64_t)(q + u) * TILE + e);
+#pragma unroll
+            for (int u = 0; u < 8; u++) v = v - x[u];
+        }
+        for (; q < n; q++) v = v - __ldcg(p + (int64_t)q * TILE + e);
+        b[e] = v;
+        if (sym) b[c * LD + r] = v;
+    }
+    __syncthreads();
+}
+
 /* b (zeroed) += A's entries of tile t; sym mirrors. */
 template <typename R>
 __device__ void d_load_a(const dev_tiles &T, int64_t t, bool sym, R *b)

@@ -159,3 +159,174 @@ done:
     free(seq);
     return e;
 }
+
+/* The factorization's split pulls: in a chunk too narrow to fill the device, a tile's pulls are
+ * one chain of updates (about 2 us each, perf-notes §78) and the longest chain is the chunk's
+ * time. The updates of the tiles with the longest chains are instead computed apart, one block
+ * per update (k_pull_products, factor_phase_a.cu), into a scratch of products that the tile's
+ * kernel then subtracts in k order: the same operations per entry, so the same bits. A chunk
+ * qualifies when its pull blocks (rows + off-diagonal tiles) are at most
+ * ILDL_PULL_SPLIT_WIDTH per SM, a tile when it has at least ILDL_PULL_SPLIT_MIN updates; at most
+ * ILDL_PULL_SPLIT_CAP products per chunk (the longest chains first). The tuning's
+ * factor_split = N >= 1 splits every tile of N or more updates in every chunk, 0 none. Phase C's
+ * column permutations follow the same rule (colperm_plan). */
+#define ILDL_PULL_SPLIT_WIDTH 16
+#define ILDL_PULL_SPLIT_MIN 2
+#define ILDL_PULL_SPLIT_CAP 4096
+
+/* Whether chunk ch gets the per-tile work (split pulls, phase C's column permutations one block
+ * per tile): narrow chunks by the rule, every chunk or none by the tuning (factor_split). */
+static bool chunk_narrow(const ildl_cuda_ctx *c, int32_t ch)
+{
+    const cuda_factor_work &F = c->fac;
+    if (c->tune.factor_split >= 0) return c->tune.factor_split > 0;
+    int64_t blocks = F.chunk_n[ch] + (F.chunk_toff[ch + 1] - F.chunk_toff[ch]);
+    return blocks <= (int64_t)ILDL_PULL_SPLIT_WIDTH * c->sm_count;
+}
+
+/* One candidate: its place in the split tables (row: level position; else off-diagonal list
+ * index), its tiles (i, j) and its update count. */
+struct split_cand {
+    int64_t place;
+    int64_t tij;
+    int32_t i, j, n;
+    int row;
+};
+
+static int cand_longer(const void *a, const void *b)
+{
+    const split_cand *x = (const split_cand *)a, *y = (const split_cand *)b;
+    if (x->n != y->n) return x->n > y->n ? -1 : 1;
+    return x->place < y->place ? -1 : x->place > y->place; /* deterministic */
+}
+
+/* The updates of tile (i,j), k < i in both block columns, k ascending: (tiles (k,i), (k,j)) into
+ * ti, tj when given; returns their count. */
+static int32_t common_updates(const ildl_tiles *T, int32_t i, int32_t j, int64_t *ti, int64_t *tj)
+{
+    int64_t qi = T->col_ptr[i], ei = T->col_ptr[i + 1], qj = T->col_ptr[j], ej = T->col_ptr[j + 1];
+    int32_t n = 0;
+    while (qi < ei && qj < ej) {
+        int64_t a = T->col_tiles[qi], b = T->col_tiles[qj];
+        int32_t ki = T->row[a], kj = T->row[b];
+        if (ki >= i || kj >= i) break;
+        if (ki < kj) qi++;
+        else if (kj < ki) qj++;
+        else {
+            if (ti) {
+                ti[n] = a;
+                tj[n] = b;
+            }
+            n++;
+            qi++;
+            qj++;
+        }
+    }
+    return n;
+}
+
+cudaError_t pull_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const int32_t *tile_rr, const int32_t *tile_s)
+{
+    cuda_factor_work &F = c->fac;
+    int force = c->tune.factor_split;
+    int32_t nb = T->nb, nch = F.nchunks;
+    int64_t nofd_all = F.chunk_toff[nch], njobs = 0, jcap = 0, maxjobs = 0;
+    int32_t nmin = force > 0 ? force : ILDL_PULL_SPLIT_MIN;
+    int2 *srow = (int2 *)malloc(sizeof(int2) * ((size_t)nb + 1));
+    int2 *sofd = (int2 *)malloc(sizeof(int2) * ((size_t)nofd_all + 1));
+    int64_t *jti = NULL, *jtj = NULL;
+    split_cand *cand = NULL;
+    int64_t ncand_cap = 0;
+    cudaError_t e = cudaSuccess;
+    F.chunk_job = (int64_t *)malloc(sizeof(int64_t) * ((size_t)nch + 1));
+    if (!srow || !sofd || !F.chunk_job) { e = cudaErrorMemoryAllocation; goto done; }
+    for (int32_t r = 0; r < nb; r++) srow[r] = make_int2(0, -1);
+    for (int64_t q = 0; q < nofd_all; q++) sofd[q] = make_int2(0, -1);
+    for (int32_t ch = 0; ch < nch; ch++) {
+        int32_t r0 = F.chunk_r0[ch], nrows = F.chunk_n[ch];
+        int64_t toff = F.chunk_toff[ch], nofd = F.chunk_toff[ch + 1] - toff, nc = 0, used = 0;
+        F.chunk_job[ch] = njobs;
+        if (!chunk_narrow(c, ch)) continue;
+        if (nrows + nofd > ncand_cap) {
+            free(cand);
+            ncand_cap = 2 * (nrows + nofd);
+            cand = (split_cand *)malloc(sizeof(split_cand) * (size_t)ncand_cap);
+            if (!cand) { e = cudaErrorMemoryAllocation; goto done; }
+        }
+        for (int32_t rr = 0; rr < nrows; rr++) {
+            int32_t i = T->level_rows[r0 + rr];
+            int32_t n = (int32_t)(ildl_tiles_col_diag(T, i) - T->col_ptr[i]);
+            if (n >= nmin) cand[nc++] = split_cand{r0 + rr, T->row_ptr[i], i, i, n, 1};
+        }
+        for (int64_t q = 0; q < nofd; q++) {
+            int32_t i = T->level_rows[r0 + tile_rr[toff + q]];
+            int64_t t = T->row_ptr[i] + tile_s[toff + q];
+            int32_t n = common_updates(T, i, T->col[t], NULL, NULL);
+            if (n >= nmin) cand[nc++] = split_cand{toff + q, t, i, T->col[t], n, 0};
+        }
+        qsort(cand, (size_t)nc, sizeof *cand, cand_longer);
+        for (int64_t k = 0; k < nc; k++) {
+            split_cand &s = cand[k];
+            if (used + s.n > ILDL_PULL_SPLIT_CAP) continue;
+            if (njobs + s.n > jcap) {
+                int64_t ncap = 2 * (njobs + s.n) + 1024;
+                int64_t *a = (int64_t *)realloc(jti, sizeof(int64_t) * (size_t)ncap);
+                if (a) jti = a;
+                int64_t *b = a ? (int64_t *)realloc(jtj, sizeof(int64_t) * (size_t)ncap) : NULL;
+                if (b) jtj = b;
+                if (!a || !b) { e = cudaErrorMemoryAllocation; goto done; }
+                jcap = ncap;
+            }
+            common_updates(T, s.i, s.j, jti + njobs, jtj + njobs);
+            (s.row ? srow : sofd)[s.place] = make_int2((int)used, s.n);
+            used += s.n;
+            njobs += s.n;
+        }
+        if (used > maxjobs) maxjobs = used;
+    }
+    F.chunk_job[nch] = njobs;
+    F.prod_cap = maxjobs;
+    if (ildl_profiling())
+        fprintf(stderr, "ildl profile: cuda: factor pulls split: %lld updates apart, at most %lld per chunk\n",
+                (long long)njobs, (long long)maxjobs);
+    e = upload(&F.d_split_row, srow, (size_t)nb, c);
+    if (e == cudaSuccess) e = upload(&F.d_split_ofd, sofd, (size_t)nofd_all, c);
+    if (e == cudaSuccess) e = upload(&F.d_job_ti, jti, (size_t)njobs, c);
+    if (e == cudaSuccess) e = upload(&F.d_job_tj, jtj, (size_t)njobs, c);
+    /* the products hold the factorization's value type (float in precision single) */
+    if (e == cudaSuccess && maxjobs > 0)
+        e = alloc(&F.d_prod, (size_t)maxjobs * TILE / (c->single ? 2 : 1), c);
+done:
+    free(srow);
+    free(sofd);
+    free(jti);
+    free(jtj);
+    free(cand);
+    return e;
+}
+
+/* Phase C's column permutations, one block per tile (k,i), k < i, of a narrow chunk's rows i
+ * (k_phase_c): their ids, chunk by chunk in row order; in the other chunks each row's block
+ * walks its column (many rows: the blocks per row would only cost). */
+cudaError_t colperm_plan(ildl_cuda_ctx *c, const ildl_tiles *T)
+{
+    cuda_factor_work &F = c->fac;
+    int64_t total = 0, g = 0;
+    F.chunk_col = (int64_t *)malloc(sizeof(int64_t) * ((size_t)F.nchunks + 1));
+    if (!F.chunk_col) return cudaErrorMemoryAllocation;
+    for (int32_t i = 0; i < T->nb; i++) total += ildl_tiles_col_diag(T, i) - T->col_ptr[i];
+    int64_t *ct = (int64_t *)malloc(sizeof(int64_t) * ((size_t)total + 1));
+    if (!ct) return cudaErrorMemoryAllocation;
+    for (int32_t ch = 0; ch < F.nchunks; ch++) {
+        F.chunk_col[ch] = g;
+        if (!chunk_narrow(c, ch)) continue;
+        for (int32_t r = F.chunk_r0[ch]; r < F.chunk_r0[ch] + F.chunk_n[ch]; r++) {
+            int32_t i = T->level_rows[r];
+            for (int64_t q = T->col_ptr[i], e = ildl_tiles_col_diag(T, i); q < e; q++) ct[g++] = T->col_tiles[q];
+        }
+    }
+    F.chunk_col[F.nchunks] = g;
+    cudaError_t e = upload(&F.d_coltile, ct, (size_t)total, c);
+    free(ct);
+    return e;
+}

@@ -131,6 +131,8 @@ static int alloc_factor_work(ildl_cuda_ctx *c, const ildl_tiles *T, const int32_
         CU(upload(&c->fac.d_rowbase, rowbase, (size_t)T->nb, c));
         CU(upload(&c->fac.d_tile_rr, tile_rr, (size_t)c->fac.chunk_toff[c->fac.nchunks], c));
         CU(upload(&c->fac.d_tile_s, tile_s, (size_t)c->fac.chunk_toff[c->fac.nchunks], c));
+        CU(pull_split_plan(c, T, tile_rr, tile_s));
+        CU(colperm_plan(c, T));
         /* the in-flight tiles and row norms hold the factorization's value type: float in
          * precision single, so half as many doubles' worth */
         size_t vals = (size_t)c->fac.budget * TILE, norms = (size_t)c->fac.budget * LD;
@@ -347,7 +349,8 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
                     (void *)c->fac.d_state, (void *)c->fac.d_block_perturbed, (void *)c->fac.d_pair_hint, (void *)c->d_q, (void *)c->d_qs,
                     (void *)c->d_qinv, (void *)c->d_w, (void *)c->d_r, (void *)c->d_z, (void *)c->d_arow,
                     (void *)c->d_acol, (void *)c->d_aval, (void *)c->sol.d_epoch, (void *)c->d_tickets, (void *)c->T.val32, (void *)c->fac.d_tile_rr,
-                    (void *)c->fac.d_tile_s, (void *)c->sol.d_sweep, (void *)c->fac.d_slot_size, (void *)c->d_perm, (void *)c->d_scale,
+                    (void *)c->fac.d_tile_s, (void *)c->fac.d_split_row, (void *)c->fac.d_split_ofd,
+                    (void *)c->fac.d_job_ti, (void *)c->fac.d_job_tj, (void *)c->fac.d_prod, (void *)c->fac.d_coltile, (void *)c->sol.d_sweep, (void *)c->fac.d_slot_size, (void *)c->d_perm, (void *)c->d_scale,
                     (void *)c->fac.d_totals, (void *)c->T.sf_items_f, (void *)c->T.sf_items_b, (void *)c->T.sf_rec_f, (void *)c->T.sf_rec_b,
                     (void *)c->T.sf_scr_f, (void *)c->T.sf_scr_b, (void *)c->T.sf_scratch,
                     (void *)c->T.sf_count, (void *)c->T.sf_ready, (void *)c->T.vii_off,
@@ -370,6 +373,8 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
     free(c->fac.chunk_slots);
     free(c->fac.chunk_last);
     free(c->fac.chunk_toff);
+    free(c->fac.chunk_job);
+    free(c->fac.chunk_col);
     free(c->sol.level_ptr);
 #ifdef ILDL_SOLVE_TRACE
     if (c->sol.d_trace) cudaFree(c->sol.d_trace);

@@ -34,10 +34,14 @@ typedef struct ildl_cuda_tuning {
      * solve's records go to (bench/solve_trace.py reads it); NULL: ILDL_SOLVE_TRACE_FILE
      * (common.cuh). Other builds ignore it. */
     const char *solve_trace_file;
+    /* The factorization's split pulls (plan.cu, pull_split_plan): -1 by the rule (narrow
+     * chunks, tiles of ILDL_PULL_SPLIT_MIN updates or more), 0 never, N >= 1 every tile of N or
+     * more updates in every chunk. */
+    int factor_split;
 } ildl_cuda_tuning;
 
 /* The defaults, what every context gets unless a test changed them. */
-#define ILDL_CUDA_TUNING_DEFAULT {-1, -1, 0, 1, 1, 0}
+#define ILDL_CUDA_TUNING_DEFAULT {-1, -1, 0, 1, 1, 0, -1}
 
 /* The settings that contexts created from now on copy (get), or change them (set; NULL: back
  * to the defaults). A test sets them before it creates its handles, from one thread. */

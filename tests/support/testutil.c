@@ -178,6 +178,7 @@ int ildl_test_apply_tuning(void)
         {"sf_split", offsetof(ildl_cuda_tuning, sf_split)},
         {"sf_chain_order", offsetof(ildl_cuda_tuning, sf_chain_order)},
         {"pin_host", offsetof(ildl_cuda_tuning, pin_host)},
+        {"factor_split", offsetof(ildl_cuda_tuning, factor_split)},
     };
     const char *spec = getenv("ILDL_TEST_TUNING");
     ildl_cuda_tuning t = ILDL_CUDA_TUNING_DEFAULT;
