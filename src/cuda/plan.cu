@@ -185,10 +185,9 @@ static bool chunk_narrow(const ildl_cuda_ctx *c, int32_t ch)
 }
 
 /* One candidate: its place in the split tables (row: level position; else off-diagonal list
- * index), its tiles (i, j) and its update count. */
+ * index), its block row and column (i, j) and its update count. */
 struct split_cand {
     int64_t place;
-    int64_t tij;
     int32_t i, j, n;
     int row;
 };
@@ -256,13 +255,13 @@ cudaError_t pull_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const int32_t
         for (int32_t rr = 0; rr < nrows; rr++) {
             int32_t i = T->level_rows[r0 + rr];
             int32_t n = (int32_t)(ildl_tiles_col_diag(T, i) - T->col_ptr[i]);
-            if (n >= nmin) cand[nc++] = split_cand{r0 + rr, T->row_ptr[i], i, i, n, 1};
+            if (n >= nmin) cand[nc++] = split_cand{r0 + rr, i, i, n, 1};
         }
         for (int64_t q = 0; q < nofd; q++) {
             int32_t i = T->level_rows[r0 + tile_rr[toff + q]];
             int64_t t = T->row_ptr[i] + tile_s[toff + q];
             int32_t n = common_updates(T, i, T->col[t], NULL, NULL);
-            if (n >= nmin) cand[nc++] = split_cand{toff + q, t, i, T->col[t], n, 0};
+            if (n >= nmin) cand[nc++] = split_cand{toff + q, i, T->col[t], n, 0};
         }
         qsort(cand, (size_t)nc, sizeof *cand, cand_longer);
         for (int64_t k = 0; k < nc; k++) {
@@ -326,7 +325,7 @@ cudaError_t colperm_plan(ildl_cuda_ctx *c, const ildl_tiles *T)
         }
     }
     F.chunk_col[F.nchunks] = g;
-    cudaError_t e = upload(&F.d_coltile, ct, (size_t)total, c);
+    cudaError_t e = upload(&F.d_coltile, ct, (size_t)g, c); /* the narrow chunks' only */
     free(ct);
     return e;
 }
