@@ -140,21 +140,52 @@ __device__ void d_store_tile(dev_tiles &T, int32_t i, int64_t s, const R *slot, 
     }
 }
 
+/* Block i's pivot order for the column permutations: sperm[c] = perm[c], iperm its inverse;
+ * ends with a barrier. */
+__device__ __forceinline__ void d_colperm_setup(const dev_tiles &T, int32_t i, int mi, int *iperm, int *sperm)
+{
+    int tid = threadIdx.y * LD + threadIdx.x;
+    const int32_t *perm = T.piv + T.bstart[i];
+    if (tid < mi) {
+        int pt = perm[tid];
+        iperm[pt] = tid;
+        sperm[tid] = pt;
+    }
+    __syncthreads();
+}
+
+/* Write a fetched tile back with its columns in pivot order (after a barrier: every thread has
+ * fetched it). A sparse tile is expanded into shared memory at its new positions and
+ * compressed again, which leaves its entries in ascending index order as the reference's
+ * insertion sort does. Block-wide (cur.sparse is the block's). */
+template <typename R>
+__device__ void d_colperm_store(dev_tiles &T, const colperm_fetch<R> &cur, int mi, const int *iperm, R *sB,
+                                unsigned char *occ, int *rowcnt, int *rowoff)
+{
+    int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
+    R *v = fac_val<R>(T) + cur.off;
+    if (cur.sparse) {
+        occ[tid] = 0;
+        __syncthreads();
+        if (cur.p >= 0) {
+            int n = (cur.p & ~31) | iperm[cur.p & 31];
+            sB[n] = cur.v;
+            occ[n] = 1;
+        }
+        __syncthreads();
+        d_compress(occ[tid] != 0, sB[tid], T.idx + cur.off, v, rowcnt, rowoff);
+    } else if (ty < cur.mk && tx < mi) {
+        v[ty * mi + tx] = cur.v;
+    }
+}
+
 /* The columns of the tiles (k,i), k < i, into block i's pivot order, one after the other by
- * the whole block (each one's values read while the previous one is rewritten); a sparse tile
- * is expanded into shared memory at its new positions and compressed again, which leaves its
- * entries in ascending index order as the reference's insertion sort does. */
+ * the whole block (each one's values read while the previous one is rewritten). */
 template <typename R>
 __device__ void d_colperm_walk(dev_tiles &T, int32_t i, int mi, R *sB, unsigned char *occ, int *iperm, int *sperm,
                                int *rowcnt, int *rowoff)
 {
-    int tx = threadIdx.x, ty = threadIdx.y, tid = ty * LD + tx;
-    const int32_t *perm = T.piv + T.bstart[i];
-    if (tid < mi) {
-        iperm[perm[tid]] = tid;
-        sperm[tid] = perm[tid];
-    }
-    __syncthreads();
+    d_colperm_setup(T, i, mi, iperm, sperm);
     int64_t q = T.col_ptr[i], qend = T.col_diag[i];
     colperm_fetch<R> nextc;
     if (q < qend) d_colperm_fetch(T, T.col_tiles[q], mi, sperm, &nextc);
@@ -162,20 +193,7 @@ __device__ void d_colperm_walk(dev_tiles &T, int32_t i, int mi, R *sB, unsigned 
         colperm_fetch<R> cur = nextc;
         if (++q < qend) d_colperm_fetch(T, T.col_tiles[q], mi, sperm, &nextc);
         __syncthreads(); /* every thread has read tile cur (and the last one's shared memory is free) */
-        R *v = fac_val<R>(T) + cur.off;
-        if (cur.sparse) {
-            occ[tid] = 0;
-            __syncthreads();
-            if (cur.p >= 0) {
-                int n = (cur.p & ~31) | iperm[cur.p & 31];
-                sB[n] = cur.v;
-                occ[n] = 1;
-            }
-            __syncthreads();
-            d_compress(occ[tid] != 0, sB[tid], T.idx + cur.off, v, rowcnt, rowoff);
-        } else if (ty < cur.mk && tx < mi) {
-            v[ty * mi + tx] = cur.v;
-        }
+        d_colperm_store(T, cur, mi, iperm, sB, occ, rowcnt, rowoff);
     }
 }
 
@@ -212,36 +230,15 @@ __global__ void __launch_bounds__(1024) k_phase_c(dev_tiles T, const int32_t *ro
         d_store_tile(T, rows[rr], s, slot, need[rowbase[rr] + s], st, sB, rowcnt, rowoff);
         return;
     }
-    /* tile (k,i): its columns into block i's pivot order; a sparse tile is expanded into shared
-     * memory at its new positions and compressed again, which leaves its entries in ascending
-     * index order as the reference's insertion sort does */
+    /* tile (k,i): its columns into block i's pivot order */
     int64_t t = coltile[b - nofd];
     int32_t i = T.col[t];
     int mi = dev_bsize(T, i);
-    const int32_t *perm = T.piv + T.bstart[i];
-    if (tid < mi) {
-        int pt = perm[tid];
-        iperm[pt] = tid;
-        sperm[tid] = pt;
-    }
-    __syncthreads();
+    d_colperm_setup(T, i, mi, iperm, sperm);
     colperm_fetch<R> cur;
     d_colperm_fetch(T, t, mi, sperm, &cur);
-    R *v = fac_val<R>(T) + cur.off;
-    if (cur.sparse) {
-        occ[tid] = 0;
-        __syncthreads();
-        if (cur.p >= 0) {
-            int n = (cur.p & ~31) | iperm[cur.p & 31];
-            sB[n] = cur.v;
-            occ[n] = 1;
-        }
-        __syncthreads();
-        d_compress(occ[tid] != 0, sB[tid], T.idx + cur.off, v, rowcnt, rowoff);
-    } else {
-        __syncthreads(); /* every thread has read the dense tile before any writes it */
-        if (ty < cur.mk && tx < mi) v[ty * mi + tx] = cur.v;
-    }
+    __syncthreads(); /* every thread has read the tile before any writes it */
+    d_colperm_store(T, cur, mi, iperm, sB, occ, rowcnt, rowoff);
 }
 
 /* One warp per block row i, after the factorization: the diagonal tile U_ii becomes

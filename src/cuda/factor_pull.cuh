@@ -168,12 +168,10 @@ __device__ __forceinline__ void d_pull_apply_d(const pull_fetch<R> &f, int mj, c
     }
 }
 
-/* Apply a fetched update: b -= U_ki^T D_k U_kj (sym: only the upper half, mirrored), the
- * update of apply_d and sub_utdu in src/cpu/factor.c in the same order per entry. su holds
- * U_ki (unused when same), sj U_kj, sdu D_k U_kj. Block-wide; ends with a barrier. */
+/* Steps 1 and 2 of a fetched update, block-wide: U_ki (unused when same) into su, U_kj into sj,
+ * D_k U_kj into sdu; ends with a barrier. */
 template <typename R>
-__device__ void d_pull_commit(const pull_fetch<R> &f, int mi, int mj, R *b, R *su, R *sj,
-                              R *sdu)
+__device__ void d_pull_stage(const pull_fetch<R> &f, int mi, int mj, R *su, R *sj, R *sdu)
 {
     d_pull_windows(f, mi, mj, su, sj);
     __syncthreads();
@@ -183,6 +181,16 @@ __device__ void d_pull_commit(const pull_fetch<R> &f, int mi, int mj, R *b, R *s
     }
     d_pull_apply_d(f, mj, sj, sdu);
     __syncthreads();
+}
+
+/* Apply a fetched update: b -= U_ki^T D_k U_kj (sym: only the upper half, mirrored), the
+ * update of apply_d and sub_utdu in src/cpu/factor.c in the same order per entry. su holds
+ * U_ki (unused when same), sj U_kj, sdu D_k U_kj. Block-wide; ends with a barrier. */
+template <typename R>
+__device__ void d_pull_commit(const pull_fetch<R> &f, int mi, int mj, R *b, R *su, R *sj,
+                              R *sdu)
+{
+    d_pull_stage(f, mi, mj, su, sj, sdu);
     d_sub_utdu(f.mk, mi, mj, f.same ? sj : su, sdu, b, f.same);
 }
 
@@ -445,14 +453,7 @@ __device__ void d_pull_offd_all(const dev_tiles &T, int32_t i, int32_t j, int mi
 template <typename R>
 __device__ void d_pull_product(const pull_fetch<R> &f, int mi, int mj, R *su, R *sj, R *sdu, R *p)
 {
-    d_pull_windows(f, mi, mj, su, sj);
-    __syncthreads();
-    if (f.sj_sparse || f.si_sparse) {
-        d_pull_scatter(f, su, sj);
-        __syncthreads();
-    }
-    d_pull_apply_d(f, mj, sj, sdu);
-    __syncthreads();
+    d_pull_stage(f, mi, mj, su, sj, sdu);
     int r0 = 4 * threadIdx.y, c = threadIdx.x;
     if (threadIdx.y < PULL_DOT_WARPS && r0 < mi && c < mj && (!f.same || c >= r0)) {
         R s[4];
