@@ -179,8 +179,7 @@ __global__ void __launch_bounds__(1024) k_phase_a_drop(dev_tiles T, factor_param
      * are summed: warp 0's serial sums wait only for their adds */
     R acc = 1.0, cur[DROP_STAGE];
     int wcur = 0;
-    for (int g = 0; g < DROP_STAGE; g++)
-        if (g < nt) cur[g] = slot[g * TILE + tid];
+    for (int g = 0; g < DROP_STAGE; g++) cur[g] = g < nt ? slot[g * TILE + tid] : (R)0;
     if (ty == 1 && tx < DROP_STAGE && tx < nt) wcur = tx == 0 ? mi : dev_bsize(T, T.col[t0 + tx]);
     for (int64_t s0 = 0; s0 < nt; s0 += DROP_STAGE) {
         for (int g = 0; g < DROP_STAGE; g++) sb[g][ty * (LD + 1) + tx] = cur[g] * cur[g];
