@@ -313,7 +313,12 @@ cudaError_t colperm_plan(ildl_cuda_ctx *c, const ildl_tiles *T)
     int64_t total = 0, g = 0;
     F.chunk_col = (int64_t *)malloc(sizeof(int64_t) * ((size_t)F.nchunks + 1));
     if (!F.chunk_col) return cudaErrorMemoryAllocation;
-    for (int32_t i = 0; i < T->nb; i++) total += ildl_tiles_col_diag(T, i) - T->col_ptr[i];
+    for (int32_t ch = 0; ch < F.nchunks; ch++) /* the narrow chunks' columns only */
+        if (chunk_narrow(c, ch))
+            for (int32_t r = F.chunk_r0[ch]; r < F.chunk_r0[ch] + F.chunk_n[ch]; r++) {
+                int32_t i = T->level_rows[r];
+                total += ildl_tiles_col_diag(T, i) - T->col_ptr[i];
+            }
     int64_t *ct = (int64_t *)malloc(sizeof(int64_t) * ((size_t)total + 1));
     if (!ct) return cudaErrorMemoryAllocation;
     for (int32_t ch = 0; ch < F.nchunks; ch++) {
@@ -325,7 +330,7 @@ cudaError_t colperm_plan(ildl_cuda_ctx *c, const ildl_tiles *T)
         }
     }
     F.chunk_col[F.nchunks] = g;
-    cudaError_t e = upload(&F.d_coltile, ct, (size_t)g, c); /* the narrow chunks' only */
+    cudaError_t e = upload(&F.d_coltile, ct, (size_t)g, c); /* g == total */
     free(ct);
     return e;
 }
