@@ -95,7 +95,12 @@ typedef enum {
                                distance-(fill_level+1) neighbourhoods are too large to search
                                (docs/ordering.md) */
 } ildl_ordering;
-typedef enum { ILDL_BLOCKING_RB = 0, ILDL_BLOCKING_BR = 1 } ildl_blocking_strategy;
+/* How rows are grouped into diagonal blocks of at most max_block_size rows: RB cuts the order
+ * into runs of similar rows, BR clusters rows of similar pattern and then orders the blocks
+ * (docs/blocking-notes.md), SN cuts the order, postordered, into chains of its elimination
+ * tree where the factor's columns change little: the blocks of a complete factor (the ladder's
+ * rung 2 compares SN of METIS's and AMD's orders; docs/robustness.md). */
+typedef enum { ILDL_BLOCKING_RB = 0, ILDL_BLOCKING_BR = 1, ILDL_BLOCKING_SN = 2 } ildl_blocking_strategy;
 typedef enum {
     ILDL_SCALING_NONE = 0,
     ILDL_SCALING_EQUILIBRATE = 1, /* symmetric Ruiz equilibration: max |entry| per row = 1 */

@@ -60,12 +60,13 @@ static int rung_factor(ildl_handle *h)
 
 /* The analysis of a rung's options *o (max_entries: the budget, 0 = none). The complete rung
  * with the ordering left to the library (AUTO) takes the fewest entries of three analyses: the
- * options' blocking and order, and RB blocking (runs of 32 rows) of METIS's and of AMD's order
- * of the rows, the first on ties; each later one runs with the best so far as its limit, so it
- * is refused before allocating if it is not smaller. (On the robustness suite RB + METIS kept
- * 2-3x fewer entries on LP KKT matrices, BR 1.8x fewer on a 2D shifted Laplacian.) Where the
- * first needs more than 4x the budget the others are not tried. *o becomes the options used;
- * *needed the fewest entries asked for where every one is refused for the budget. */
+ * options' blocking and order, and supernodal blocking (SN: chains of the elimination tree) of
+ * METIS's and of AMD's order of the rows, the first on ties; each later one runs with the best
+ * so far as its limit, so it is refused before allocating if it is not smaller. (On 14 shared
+ * matrices SN kept 2-5x fewer entries than the RB blocking of the same orders, which this rung
+ * used before, and 3-15x fewer levels.) Where the first needs more than 4x the budget the others
+ * are not tried. *o becomes the options used; *needed the fewest entries asked for where every
+ * one is refused for the budget. */
 static int rung_analyse(ildl_handle *h, int rung, int64_t max_entries, ildl_options *o, int64_t *needed,
                         ildl_analysis *an, char *msg, size_t msglen)
 {
@@ -76,7 +77,7 @@ static int rung_analyse(ildl_handle *h, int rung, int64_t max_entries, ildl_opti
     if (rung == 2 && h->user_opt.ordering == ILDL_ORDER_AUTO) {
         for (int c = 1; c < 3; c++) {
             cand[c] = *o;
-            cand[c].blocking = ILDL_BLOCKING_RB;
+            cand[c].blocking = ILDL_BLOCKING_SN;
             cand[c].ordering = c == 1 ? ILDL_ORDER_METIS : ILDL_ORDER_AMD;
         }
         ncand = 3;

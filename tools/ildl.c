@@ -19,7 +19,7 @@ static const named backends[] = {{"auto", ILDL_BACKEND_AUTO}, {"cpu", ILDL_BACKE
 static const named orderings[] = {{"amd", ILDL_ORDER_AMD}, {"rcm", ILDL_ORDER_RCM}, {"gmc", ILDL_ORDER_GMC},
                                   {"metis", ILDL_ORDER_METIS}, {"natural", ILDL_ORDER_NATURAL},
                                   {"auto", ILDL_ORDER_AUTO}, {"gmc-fill", ILDL_ORDER_GMC_FILL}, {0, 0}};
-static const named blockings[] = {{"rb", ILDL_BLOCKING_RB}, {"br", ILDL_BLOCKING_BR}, {0, 0}};
+static const named blockings[] = {{"rb", ILDL_BLOCKING_RB}, {"br", ILDL_BLOCKING_BR}, {"sn", ILDL_BLOCKING_SN}, {0, 0}};
 static const named pivots[] = {{"none", ILDL_PIVOT_NONE}, {"bk", ILDL_PIVOT_BK}, {"rook", ILDL_PIVOT_ROOK}, {0, 0}};
 static const named precisions[] = {{"double", ILDL_PREC_DOUBLE}, {"single", ILDL_PREC_SINGLE}, {"mixed", ILDL_PREC_MIXED}, {0, 0}};
 static const named scalings[] = {{"none", ILDL_SCALING_NONE}, {"equilibrate", ILDL_SCALING_EQUILIBRATE},
@@ -80,7 +80,8 @@ static void usage(FILE *f)
         "options (default in brackets):\n"
         "  --backend cpu|cuda|auto       compute backend [%s]\n"
         "  --ordering auto|amd|rcm|gmc|gmc-fill|metis|natural  ordering of the blocks (auto: AMD, METIS if AMD's block graph is a chain; gmc-fill if the block graph has >= 1000 blocks and 4x fewer levels so; gmc-fill: colour classes stay level sets after the fill) [%s]\n"
-        "  --blocking rb|br              blocking strategy [%s]\n"
+        "  --blocking rb|br|sn           blocking strategy (sn: chains of the elimination tree, for\n"
+        "                                complete factors) [%s]\n"
         "  --scaling none|equilibrate|matching    scaling [%s]\n"
         "  --fill-level L                block level of fill l_f [%d]\n"
         "  --fill-factor R               capacity per block r_f * nnz(A_ij); <= 0 unlimited [%g]\n"

@@ -16,7 +16,7 @@
  *
  *   ildl-cudss MATRIX [--repeat R (5)] [--tol T (1e-6)] [--ipm S (0)] [--spread D (6)]
  *                     [--cudss-ir N (0)] [--cudss-mt LIB] [--cudss-threads T] [--only ildl|cudss]
- *                     [--blocking rb|br] [--refactor-scaling recompute|keep|equilibrate] [-v] [--json]
+ *                     [--blocking rb|br|sn] [--refactor-scaling recompute|keep|equilibrate] [-v] [--json]
  * Exit status: 0 when every measurement ran (converged or not), 2 on a usage, input, CUDA or
  * cuDSS error. Built when ILDL_BUILD_BASELINES is on and ILDL_CUDSS_ROOT names a cuDSS
  * (bench/get-cudss.sh unpacks the PyPI wheel there). */
@@ -358,7 +358,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: ildl-cudss MATRIX.mtx[.gz] [--repeat R (5)] [--tol T (1e-6)] [--ipm STEPS (0)] "
                "[--spread DECADES (6)]\n"
                "                  [--cudss-ir N (0)] [--cudss-mt LIB] [--cudss-threads T] [--only ildl|cudss] "
-               "[--blocking rb|br]\n"
+               "[--blocking rb|br|sn]\n"
                "                  [--refactor-scaling recompute|keep|equilibrate] [-v] [--json]\n");
 }
 
@@ -393,7 +393,8 @@ int main(int argc, char **argv)
                 std::string b = need();
                 if (b == "rb") ours.opt.blocking = ILDL_BLOCKING_RB;
                 else if (b == "br") ours.opt.blocking = ILDL_BLOCKING_BR;
-                else throw Error("--blocking: rb or br");
+                else if (b == "sn") ours.opt.blocking = ILDL_BLOCKING_SN;
+                else throw Error("--blocking: rb, br or sn");
             } else if (o == "--refactor-scaling") {
                 std::string b = need();
                 if (b == "recompute") ours.opt.refactor_scaling = ILDL_REFACTOR_SCALING_RECOMPUTE;

@@ -42,7 +42,7 @@ static int check_options(const ildl_options *o, char *msg, size_t msglen)
         ildl_msg(msg, msglen, "fill_level = %d, must be >= 0", o->fill_level);
         return ILDL_ERR_INVALID_OPTION;
     }
-    if (o->blocking != ILDL_BLOCKING_RB && o->blocking != ILDL_BLOCKING_BR) {
+    if (o->blocking != ILDL_BLOCKING_RB && o->blocking != ILDL_BLOCKING_BR && o->blocking != ILDL_BLOCKING_SN) {
         ildl_msg(msg, msglen, "unknown blocking strategy %d", o->blocking);
         return ILDL_ERR_INVALID_OPTION;
     }
@@ -307,14 +307,17 @@ int ildl_analyse_within(const ildl_csr *A, const int64_t *src, const ildl_option
     an->t_scale = ildl_wtime() - t;
 
     t = ildl_wtime();
-    if (o->blocking == ILDL_BLOCKING_RB) {
+    if (o->blocking == ILDL_BLOCKING_RB || o->blocking == ILDL_BLOCKING_SN) {
         int used = o->ordering;
         order = ildl_malloc(sizeof(int32_t) * (size_t)n);
         if (!order) { st = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
         /* with pairs, order the graph of pairs so that RB finds every pair adjacent */
         st = ildl_match_order(A, pair, o->ordering, o->fill_level, order, &used, msg, msglen);
         if (st) goto cleanup;
-        st = ildl_block_rb(A, order, pair, o->max_block_size, o->block_threshold, &an->blk);
+        if (o->blocking == ILDL_BLOCKING_SN)
+            st = ildl_block_sn(A, order, pair, o->max_block_size, max_entries, &an->blk);
+        else
+            st = ildl_block_rb(A, order, pair, o->max_block_size, o->block_threshold, &an->blk);
         an->blk.ordering_used = used;
     } else {
         char bmsg[256] = "";

@@ -29,7 +29,7 @@ static const char *const pivots[] = {"none", "bk", "rook", "PCBlockILDLPivot", "
 static const char *const orderings[] = {"amd", "rcm", "gmc", "metis", "natural", "auto", "gmc_fill", "PCBlockILDLOrdering", "",
                                         NULL};
 static const char *const methods[] = {"ildl", "block_jacobi", "fixed_point", "PCBlockILDLMethod", "", NULL};
-static const char *const blockings[] = {"rb", "br", "PCBlockILDLBlocking", "", NULL};
+static const char *const blockings[] = {"rb", "br", "sn", "PCBlockILDLBlocking", "", NULL};
 static const char *const scalings[] = {"none", "equilibrate", "matching", "PCBlockILDLScaling", "", NULL};
 static const char *const refactor_scalings[] = {"recompute", "keep", "equilibrate", "PCBlockILDLRefactorScaling", "",
                                                 NULL};

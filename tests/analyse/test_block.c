@@ -1,5 +1,7 @@
 /* test_block.c -- cosine blocking: partition invariants, Saad's greedy rule for RB,
- * recovery of exact block structure, pair handling, argument checks, speed. */
+ * recovery of exact block structure, pair handling, argument checks, speed; the supernodal
+ * blocking SN against a dense symbolic factorization (the same fill, chains of the elimination
+ * tree joined by its rule). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -316,6 +318,117 @@ static void test_rb_invariants(void **state)
     }
 }
 
+/* ---------------------------------------------------------------- strategy SN */
+
+/* Dense symbolic factorization of A permuted by perm (perm[new] = old, n small): L[i*n+k] = 1
+ * for i > k where L has an entry; returns the count of those entries. */
+static int64_t dense_symbolic(const ildl_csr *A, const int32_t *perm, char *L)
+{
+    int32_t n = A->n;
+    int32_t *inv = malloc(sizeof(int32_t) * (size_t)n);
+    assert_non_null(inv);
+    for (int32_t k = 0; k < n; k++) inv[perm[k]] = k;
+    memset(L, 0, (size_t)n * (size_t)n);
+    for (int32_t r = 0; r < n; r++)
+        for (int64_t p = A->rowptr[r]; p < A->rowptr[r + 1]; p++) {
+            int32_t i = inv[r], j = inv[A->col[p]];
+            if (i != j) L[(size_t)(i > j ? i : j) * n + (i > j ? j : i)] = 1;
+        }
+    int64_t cnt = 0;
+    for (int32_t k = 0; k < n; k++)
+        for (int32_t i = k + 1; i < n; i++) {
+            if (!L[(size_t)i * n + k]) continue;
+            cnt++;
+            for (int32_t j = k + 1; j < i; j++) /* rows i, j of column k meet: L(i,j) */
+                if (L[(size_t)j * n + k]) L[(size_t)i * n + j] = 1;
+        }
+    free(inv);
+    return cnt;
+}
+
+/* SN without pairs: the same fill as the given order (its postorder), every block a chain of
+ * the elimination tree (parent(k) = k+1 inside a block), and a block ends exactly where the
+ * rule says: full, not a chain, or the column of L below k holding fewer than half the rows
+ * of k+1's column and k+1. With pairs: partition and pairs only. */
+static void test_sn_rule(void **state)
+{
+    (void)state;
+    uint64_t s = 777;
+    const int bsz[] = {1, 2, 5, 32};
+    for (int mat = 0; mat < 4; mat++) {
+        ildl_csr A;
+        if (mat == 0) ildl_test_laplace2d(15, 0.0, &A);
+        else if (mat == 3) ildl_test_kkt_zero_first(25, 60, 5, &A);
+        else ildl_test_random_sym(150 + 60 * mat, 2 * mat, 1.0, 0.2, 31 + mat, &A);
+        int32_t n = A.n;
+        int32_t *order = malloc(sizeof(int32_t) * (size_t)n);
+        char *L = malloc((size_t)n * (size_t)n);
+        int32_t *cc = malloc(sizeof(int32_t) * (size_t)n), *par = malloc(sizeof(int32_t) * (size_t)n);
+        assert_true(order && L && cc && par);
+        for (int o = 0; o < 2; o++) {
+            identity(n, order);
+            if (o) shuffle(n, order, &s);
+            int64_t fill0 = dense_symbolic(&A, order, L);
+            int32_t *pair = adjacent_pairs(n, order, &s);
+            for (int bi = 0; bi < 4; bi++)
+                for (int usep = 0; usep < 2; usep++) {
+                    ildl_blocking B;
+                    const int32_t *pp = usep ? pair : NULL;
+                    assert_int_equal(ildl_block_sn(&A, order, pp, bsz[bi], 0, &B), ILDL_SUCCESS);
+                    check_partition(&B, n, bsz[bi]);
+                    if (pp && bsz[bi] > 1) check_pairs(&B, pp);
+                    if (!pp) {
+                        assert_int_equal(dense_symbolic(&A, B.perm, L), fill0);
+                        for (int32_t k = 0; k < n; k++) {
+                            cc[k] = 0;
+                            par[k] = -1;
+                            for (int32_t i = n - 1; i > k; i--)
+                                if (L[(size_t)i * n + k]) {
+                                    cc[k]++;
+                                    par[k] = i;
+                                }
+                        }
+                        int32_t *blk = block_of(&B), *pos = malloc(sizeof(int32_t) * (size_t)n);
+                        assert_non_null(pos);
+                        for (int32_t k = 0; k < n; k++) pos[B.perm[k]] = k;
+                        for (int32_t b = 0; b < B.nb; b++)
+                            for (int32_t k = B.bstart[b]; k + 1 < n && k < B.bstart[b + 1]; k++) {
+                                int same = k + 1 < B.bstart[b + 1];
+                                int rule = (k + 2 - B.bstart[b]) <= bsz[bi] && par[k] == k + 1 &&
+                                           (double)cc[k] >= 0.5 * (double)(cc[k + 1] + 1);
+                                assert_int_equal(same, rule);
+                            }
+                        free(blk);
+                        free(pos);
+                    }
+                    ildl_blocking_free(&B);
+                }
+            free(pair);
+        }
+        free(order); free(L); free(cc); free(par);
+        ildl_csr_free(&A);
+    }
+}
+
+/* SN with a work limit below the factor's entries refuses (out of memory), holding nothing. */
+static void test_sn_limit(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    ildl_test_laplace2d(30, 0.0, &A);
+    int32_t n = A.n, *order = malloc(sizeof(int32_t) * (size_t)n);
+    assert_non_null(order);
+    identity(n, order);
+    ildl_blocking B;
+    assert_int_equal(ildl_block_sn(&A, order, NULL, 32, 100, &B), ILDL_ERR_OUT_OF_MEMORY);
+    assert_null(B.perm);
+    assert_null(B.bstart);
+    assert_int_equal(ildl_block_sn(&A, order, NULL, 32, 100000000, &B), ILDL_SUCCESS);
+    ildl_blocking_free(&B);
+    free(order);
+    ildl_csr_free(&A);
+}
+
 /* ---------------------------------------------------------------- exact block structure */
 
 /* nblk dense 8x8 blocks on randomly shuffled rows: grp[row] = its block; with couple > 0,
@@ -599,6 +712,14 @@ static void test_invalid(void **state)
     assert_int_equal(ildl_block_br(&A, 99, 1, NULL, 8, 0.8, 0.9, &B), ILDL_ERR_INVALID_OPTION);
     assert_null(B.perm);
     assert_int_equal(ildl_block_br(NULL, ILDL_ORDER_AMD, 1, NULL, 8, 0.8, 0.9, &B), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_block_sn(&A, order, NULL, 0, 0, &B), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_block_sn(&A, order, NULL, 33, 0, &B), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_block_sn(&A, bad, NULL, 8, 0, &B), ILDL_ERR_INVALID_OPTION);
+    assert_null(B.perm);
+    assert_int_equal(ildl_block_sn(&A, NULL, NULL, 8, 0, &B), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_block_sn(&A, order, pair, 8, 0, &B), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_block_sn(&A, order, NULL, 8, 0, NULL), ILDL_ERR_INVALID_OPTION);
+
     ildl_blocking_free(NULL);
     ildl_csr_free(&A);
 }
@@ -645,6 +766,8 @@ int main(void)
         cmocka_unit_test(test_br_thread_independent_large),
         cmocka_unit_test(test_br_laplace),
         cmocka_unit_test(test_implicit_diagonal),
+        cmocka_unit_test(test_sn_rule),
+        cmocka_unit_test(test_sn_limit),
         cmocka_unit_test(test_invalid),
         cmocka_unit_test(test_speed),
     };

@@ -405,6 +405,7 @@ static void test_ladder(void **state)
     assert_int_equal(info.iterations, 400 + info.rung_iterations[2]);
     assert_true(info.rung_factor_nnz[0] == nnz0 && info.rung_factor_nnz[1] > nnz0 &&
                 info.rung_factor_nnz[2] > info.rung_factor_nnz[1] && info.factor_nnz == info.rung_factor_nnz[2]);
+    int64_t cap2 = info.factor_capacity, cap1 = 0;
     /* each rung's time since its analysis began: together the solve's; factor_seconds stays the
      * caller's ildl_factor */
     double sum = 0.0;
@@ -415,11 +416,11 @@ static void test_ladder(void **state)
     assert_true(sum <= info.solve_seconds * (1 + 1e-12) && sum >= 0.5 * info.solve_seconds);
     assert_true(info.factor_seconds == tf);
     assert_true(info.num_levels > 0 && info.factor_capacity >= info.factor_nnz - n);
-    /* rung 2 took the smallest of three complete analyses: the options' BR + AUTO, RB + METIS
-     * and RB + AMD (the first on ties) */
+    /* rung 2 took the smallest of three complete analyses: the options' BR + AUTO, SN + METIS
+     * and SN + AMD (the first on ties) */
     {
         int64_t best = -1;
-        const int blk[3] = {ILDL_BLOCKING_BR, ILDL_BLOCKING_RB, ILDL_BLOCKING_RB};
+        const int blk[3] = {ILDL_BLOCKING_BR, ILDL_BLOCKING_SN, ILDL_BLOCKING_SN};
         const int ord[3] = {ILDL_ORDER_AUTO, ILDL_ORDER_METIS, ILDL_ORDER_AMD};
         for (int c = 0; c < 3; c++) {
             ildl_options oc = o;
@@ -463,19 +464,22 @@ static void test_ladder(void **state)
     assert_true(info.rung == 1 && info.rung_iterations[2] == -1 && info.rung_iterations[0] == 200);
     assert_true(st == ILDL_SUCCESS || st == ILDL_ERR_NOT_CONVERGED);
     if (st == ILDL_SUCCESS) assert_true(ildl_test_residual_ld(&A, x, b) <= o.tol);
+    cap1 = info.factor_capacity;
     ildl_destroy(h);
 
-    /* a memory budget between rung 1's factor and rung 2's: rung 2 refused with the entries it
-     * needs, before it allocates; the handle keeps rung 1's factor and stays usable */
+    /* a memory budget between rung 1's factor capacity and rung 2's (10 bytes an entry): rung 2 refused
+     * with the entries it needs, before it allocates; the handle keeps rung 1's factor and stays
+     * usable */
     o.escalation = ILDL_ESCALATE_COMPLETE;
-    o.escalation_max_bytes = 500e3;
+    assert_true(cap2 > cap1 && cap1 > 0);
+    o.escalation_max_bytes = 10.0 * (double)(cap1 + cap2) / 2;
     assert_int_equal(ildl_setup(n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
     assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
     st = ildl_solve(h, b, x);
     ildl_get_info(h, &info);
     assert_int_equal(st, ILDL_ERR_NOT_CONVERGED);
     assert_true(info.rung == 1 && info.rung_iterations[2] == -1);
-    assert_true(info.rung_factor_nnz[2] * 10 > 500000 && info.rung_factor_nnz[2] > info.rung_factor_nnz[1]);
+    assert_true(info.rung_factor_nnz[2] * 10 > o.escalation_max_bytes && info.rung_factor_nnz[2] > info.rung_factor_nnz[1]);
     assert_non_null(strstr(ildl_last_error(h), "rung 2 refused"));
     assert_non_null(strstr(ildl_last_error(h), "GiB"));
     assert_true(isfinite(info.true_residual) &&

@@ -444,19 +444,15 @@ static void test_atomic_leftover(void **state)
 
 static int cmpstr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* Every shared matrix, default options (and BK, and small capacities), factor agreement. */
-static void test_shared(void **state)
+/* The shared matrices' file names in dir (ILDL_TEST_MATRIX: those containing it), sorted, at
+ * most cap (strdup'ed); -1 if dir cannot be read. */
+static int shared_names(const char *dir, char **names, int cap)
 {
-    (void)state;
-    if (!have_gpu()) { skip(); return; }
-    if (getenv("ILDL_TEST_SMALL")) { skip(); return; }
-    const char *dir = ildl_test_matrices_dir();
     DIR *d = opendir(dir);
-    if (!d) { printf("SKIP: %s not found\n", dir); skip(); return; }
-    char *names[256];
+    if (!d) return -1;
     int nn = 0;
     struct dirent *e;
-    while ((e = readdir(d)) && nn < 256) {
+    while ((e = readdir(d)) && nn < cap) {
         size_t l = strlen(e->d_name);
         const char *only = getenv("ILDL_TEST_MATRIX"); /* e.g. maxwell: one matrix only */
         if (only && *only && !strstr(e->d_name, only)) continue;
@@ -464,6 +460,71 @@ static void test_shared(void **state)
     }
     closedir(d);
     qsort(names, (size_t)nn, sizeof(char *), cmpstr);
+    return nn;
+}
+
+/* The complete rung's factor (supernodal blocking of METIS's order, complete block fill,
+ * nothing dropped) on every shared matrix whose factor holds at most 20M entries: GPU = CPU
+ * bit for bit, as test_shared. Its blocks are small (1-32 rows along the elimination tree). */
+static void test_shared_complete(void **state)
+{
+    (void)state;
+    if (!have_gpu()) { skip(); return; }
+    if (getenv("ILDL_TEST_SMALL")) { skip(); return; }
+    const char *dir = ildl_test_matrices_dir();
+    char *names[256];
+    int nn = shared_names(dir, names, 256);
+    if (nn < 0) { printf("SKIP: %s not found\n", dir); skip(); return; }
+    int failures = 0, runs = 0;
+    printf("%-40s %7s %9s %6s %4s %9s %6s %9s\n", "matrix", "config", "worst", "struct", "bit", "solve", "empty",
+           "entries");
+    for (int k = 0; k < nn; k++) {
+        char path[4096], msg[256];
+        snprintf(path, sizeof path, "%s/%s", dir, names[k]);
+        ildl_csr A;
+        if (ildl_mm_read(path, &A, msg, sizeof msg) != ILDL_SUCCESS) { free(names[k]); continue; }
+        ildl_options o;
+        ildl_options_default(&o);
+        o.blocking = ILDL_BLOCKING_SN;
+        o.ordering = ILDL_ORDER_METIS;
+        o.fill_level = ILDL_MAX_FILL_LEVEL;
+        o.fill_factor = 0.0;
+        o.drop_tol = 0.0;
+        ildl_analysis an;
+        int64_t need = 0;
+        int st = ildl_analyse_within(&A, NULL, &o, 20000000, &need, NULL, &an, msg, sizeof msg);
+        if (st == ILDL_SUCCESS) {
+            int64_t entries = an.tiles.total_cap;
+            ildl_analysis_free(&an);
+            run_stats rs;
+            agree(&A, &o, &rs);
+            int ok = rs.structural == 0 && rs.worst <= 1e-13 && rs.cpu_bitwise && rs.bitwise &&
+                     rs.solve_diff == 0.0 && rs.schedules_equal;
+            runs++;
+            failures += !ok;
+            printf("%-40s %7s %9.2e %6lld %4d %9.2e %6lld %9lld%s\n", names[k], "sn-full", rs.worst,
+                   (long long)rs.structural, rs.bitwise, rs.solve_diff, (long long)rs.empty, (long long)entries,
+                   ok ? "" : "  MISMATCH");
+        } else {
+            printf("skipped %s (complete factor: status %d, %s)\n", names[k], st, msg);
+        }
+        ildl_csr_free(&A);
+        free(names[k]);
+    }
+    printf("complete factors compared: %d\n", runs);
+    assert_int_equal(failures, 0);
+}
+
+/* Every shared matrix, default options (and BK, and small capacities), factor agreement. */
+static void test_shared(void **state)
+{
+    (void)state;
+    if (!have_gpu()) { skip(); return; }
+    if (getenv("ILDL_TEST_SMALL")) { skip(); return; }
+    const char *dir = ildl_test_matrices_dir();
+    char *names[256];
+    int nn = shared_names(dir, names, 256);
+    if (nn < 0) { printf("SKIP: %s not found\n", dir); skip(); return; }
     int failures = 0, runs = 0, with_empty = 0;
     /* with stale device memory around (before the fix, 9 of these rows on 3 KKT matrices with
      * unused capacity differed from the CPU's zeros there) */
@@ -706,6 +767,7 @@ int main(void)
         cmocka_unit_test(test_refactor_values),
         cmocka_unit_test(test_device_apply),
         cmocka_unit_test(test_shared),
+        cmocka_unit_test(test_shared_complete),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -584,7 +584,7 @@ static const char *documented_out_of_range(const ildl_options *o)
 {
     if (o->backend < 0 || o->backend > ILDL_BACKEND_CUDA) return "backend";
     if (o->ordering < 0 || o->ordering > ILDL_ORDER_GMC_FILL) return "ordering";
-    if (o->blocking < 0 || o->blocking > ILDL_BLOCKING_BR) return "blocking";
+    if (o->blocking < 0 || o->blocking > ILDL_BLOCKING_SN) return "blocking";
     if (o->scaling < 0 || o->scaling > ILDL_SCALING_MATCHING) return "scaling";
     if (o->pivoting < 0 || o->pivoting > ILDL_PIVOT_ROOK) return "pivoting";
     if (o->precision < 0 || o->precision > ILDL_PREC_MIXED) return "precision";

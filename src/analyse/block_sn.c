@@ -1,0 +1,190 @@
+/* block_sn.c -- supernodal blocking: the diagonal blocks of a complete factor cut where the
+ * scalar factor's structure changes. The rows of the given order are grouped into units (a
+ * row, or an adjacent 2x2 pair, never split), the units' elimination tree is postordered, and
+ * the row counts of L's columns (in rows of A) found from the row subtrees. A block is a chain
+ * of units, each the parent of the one before it, up to max_bs rows, joined while a unit's
+ * column of L is at least `keep` of its parent's (the zeros a dense tile of the two then
+ * stores). Blocks of 32 consecutive rows of an order (RB) put unrelated subtrees into one
+ * block, whose block fill joins all their structures; these blocks follow the tree instead. */
+
+#include "analyse/block.h"
+#include "blockildl.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include "analyse/block_internal.h"
+#include "core/util.h"
+
+/* A unit joins the block of its child when the child's column count is at least this share of
+ * the unit's (rows of the unit plus its column count). */
+#define SN_KEEP 0.5
+
+typedef struct {
+    int32_t nu;
+    int32_t *ustart; /* [nu+1] positions in order of unit u's rows */
+    int32_t *urow;   /* [n] unit of original row r */
+    int32_t *parent; /* [nu] elimination tree of the units, -1 at a root */
+} sn_units;
+
+/* Units of order (pairs adjacent in it), then the elimination tree of A's quotient graph on
+ * them (Liu's algorithm with path compression; anc: [nu] workspace). */
+static void sn_tree(const ildl_csr *A, const int32_t *order, const int32_t *pair, sn_units *U, int32_t *anc)
+{
+    int32_t n = A->n, nu = 0;
+    for (int32_t k = 0; k < n; nu++) {
+        int w = (pair && k + 1 < n && pair[order[k]] == order[k + 1]) ? 2 : 1;
+        U->ustart[nu] = k;
+        for (int t = 0; t < w; t++) U->urow[order[k + t]] = nu;
+        k += w;
+    }
+    U->ustart[nu] = n;
+    U->nu = nu;
+    for (int32_t u = 0; u < nu; u++) {
+        U->parent[u] = -1;
+        anc[u] = -1;
+        for (int32_t k = U->ustart[u]; k < U->ustart[u + 1]; k++) {
+            int32_t r = order[k];
+            for (int64_t p = A->rowptr[r]; p < A->rowptr[r + 1]; p++) {
+                int32_t v = U->urow[A->col[p]];
+                while (v < u && anc[v] != -1 && anc[v] != u) {
+                    int32_t next = anc[v];
+                    anc[v] = u;
+                    v = next;
+                }
+                if (v < u && anc[v] == -1) {
+                    anc[v] = u;
+                    U->parent[v] = u;
+                }
+            }
+        }
+    }
+}
+
+/* Postorder of the tree (children in increasing order, roots in increasing order):
+ * post[k] = the unit visited k-th. head, next, stack: [nu] workspace. */
+static void sn_postorder(const int32_t *parent, int32_t nu, int32_t *head, int32_t *next, int32_t *stack,
+                         int32_t *post)
+{
+    for (int32_t u = 0; u < nu; u++) head[u] = -1;
+    for (int32_t u = nu - 1; u >= 0; u--) /* backwards, so each list is increasing */
+        if (parent[u] >= 0) {
+            next[u] = head[parent[u]];
+            head[parent[u]] = u;
+        }
+    int32_t k = 0;
+    for (int32_t root = 0; root < nu; root++) {
+        if (parent[root] >= 0) continue;
+        int32_t top = 0;
+        stack[top++] = root;
+        while (top > 0) {
+            int32_t u = stack[top - 1], c = head[u];
+            if (c < 0) {
+                post[k++] = u;
+                top--;
+            } else {
+                head[u] = next[c]; /* the list is consumed as the walk goes */
+                stack[top++] = c;
+            }
+        }
+    }
+}
+
+int ildl_block_sn(const ildl_csr *A, const int32_t *order, const int32_t *pair, int max_bs, int64_t max_work,
+                  ildl_blocking *out)
+{
+    if (out) memset(out, 0, sizeof *out);
+    if (!out) return ILDL_ERR_INVALID_OPTION;
+    int st = ildl_block_check(A, max_bs, 0.0);
+    if (st) return st;
+    int32_t n = A->n;
+    if (!order || !ildl_block_pair_valid(n, pair)) return ILDL_ERR_INVALID_OPTION;
+    if (max_bs < 2) pair = NULL; /* as RB: a 1-row block cannot hold a pair */
+    sn_units U = {0};
+    int32_t *w1 = NULL, *w2 = NULL, *w3 = NULL, *post = NULL, *pos = NULL, *par = NULL;
+    int64_t *cc = NULL;
+    int32_t *bstart = NULL;
+    U.ustart = ildl_malloc(sizeof(int32_t) * ((size_t)n + 1));
+    U.urow = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    U.parent = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    w1 = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    w2 = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    w3 = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    post = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    pos = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    par = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    cc = ildl_malloc(sizeof(int64_t) * (size_t)n);
+    bstart = ildl_malloc(sizeof(int32_t) * ((size_t)n + 1));
+    out->perm = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    st = ILDL_ERR_OUT_OF_MEMORY;
+    if (!U.ustart || !U.urow || !U.parent || !w1 || !w2 || !w3 || !post || !pos || !par || !cc ||
+        !bstart || !out->perm)
+        goto cleanup;
+    st = ILDL_ERR_INVALID_OPTION;
+    for (int32_t i = 0; i < n; i++) w1[i] = 0;
+    for (int32_t k = 0; k < n; k++) {
+        if (order[k] < 0 || order[k] >= n || w1[order[k]]) goto cleanup;
+        w1[order[k]] = 1;
+    }
+
+    sn_tree(A, order, pair, &U, w1);
+    int32_t nu = U.nu;
+    sn_postorder(U.parent, nu, w1, w2, w3, post);
+    for (int32_t k = 0; k < nu; k++) pos[post[k]] = k;
+    for (int32_t k = 0; k < nu; k++) {
+        int32_t p = U.parent[post[k]];
+        par[k] = p < 0 ? -1 : pos[p];
+        cc[k] = 0;
+    }
+    /* cc[x]: rows of A below unit x in its column of L; unit v's row of L is the union of the
+     * tree paths from its neighbours below it up to v (its row subtree), walked once each
+     * (mark: w1) */
+    int32_t *mark = w1;
+    for (int32_t k = 0; k < nu; k++) mark[k] = -1;
+    int64_t work = 0;
+    for (int32_t v = 0; v < nu; v++) {
+        int32_t u = post[v], wv = U.ustart[u + 1] - U.ustart[u];
+        mark[v] = v;
+        for (int32_t q = U.ustart[u]; q < U.ustart[u + 1]; q++) {
+            int32_t r = order[q];
+            for (int64_t p = A->rowptr[r]; p < A->rowptr[r + 1]; p++) {
+                for (int32_t x = pos[U.urow[A->col[p]]]; x < v && mark[x] != v; x = par[x]) {
+                    mark[x] = v;
+                    cc[x] += wv;
+                    work++;
+                }
+            }
+        }
+        if (max_work > 0 && work > max_work) {
+            st = ILDL_ERR_OUT_OF_MEMORY;
+            goto cleanup;
+        }
+    }
+    /* blocks: chains x-1 -> x (x the parent of x-1) while the rows fit and x-1's column keeps
+     * at least SN_KEEP of x's */
+    int32_t nb = 0, size = 0, q = 0;
+    for (int32_t x = 0; x < nu; x++) {
+        int32_t u = post[x], wx = U.ustart[u + 1] - U.ustart[u];
+        int join = x > 0 && size + wx <= max_bs && par[x - 1] == x &&
+                   (double)cc[x - 1] >= SN_KEEP * (double)(cc[x] + wx);
+        if (!join) {
+            bstart[nb++] = q;
+            size = 0;
+        }
+        size += wx;
+        for (int32_t k = U.ustart[u]; k < U.ustart[u + 1]; k++) out->perm[q++] = order[k];
+    }
+    bstart[nb] = n;
+    out->n = n;
+    out->nb = nb;
+    int32_t *shrunk = realloc(bstart, sizeof(int32_t) * ((size_t)nb + 1));
+    out->bstart = shrunk ? shrunk : bstart;
+    bstart = NULL;
+    st = ILDL_SUCCESS;
+
+cleanup:
+    free(U.ustart); free(U.urow); free(U.parent);
+    free(w1); free(w2); free(w3); free(post); free(pos); free(par); free(cc);
+    free(bstart);
+    if (st) ildl_blocking_free(out);
+    return st;
+}
