@@ -463,18 +463,39 @@ static int shared_names(const char *dir, char **names, int cap)
     return nn;
 }
 
+/* The shared-matrix tests' set (shared_names), or the test skipped: without a GPU, in sanitizer
+ * runs (ILDL_TEST_SMALL), or where dir cannot be read. */
+static int shared_set(const char *dir, char **names, int cap)
+{
+    if (!have_gpu() || getenv("ILDL_TEST_SMALL")) {
+        skip();
+        return -1;
+    }
+    int nn = shared_names(dir, names, cap);
+    if (nn < 0) {
+        printf("SKIP: %s not found\n", dir);
+        skip();
+    }
+    return nn;
+}
+
+/* The GPU factor and solve are the CPU reference's bit for bit (the empty tiles the solves skip
+ * included), with the same schedules' results. */
+static int agreed(const run_stats *rs)
+{
+    return rs->structural == 0 && rs->worst <= 1e-13 && rs->cpu_bitwise && rs->bitwise && rs->solve_diff == 0.0 &&
+           rs->schedules_equal;
+}
+
 /* The complete rung's factor (supernodal blocking of METIS's order, complete block fill,
  * nothing dropped) on every shared matrix whose factor holds at most 20M entries: GPU = CPU
  * bit for bit, as test_shared. Its blocks are small (1-32 rows along the elimination tree). */
 static void test_shared_complete(void **state)
 {
     (void)state;
-    if (!have_gpu()) { skip(); return; }
-    if (getenv("ILDL_TEST_SMALL")) { skip(); return; }
     const char *dir = ildl_test_matrices_dir();
     char *names[256];
-    int nn = shared_names(dir, names, 256);
-    if (nn < 0) { printf("SKIP: %s not found\n", dir); skip(); return; }
+    int nn = shared_set(dir, names, 256); /* skips the test where there is nothing to run */
     int failures = 0, runs = 0;
     printf("%-40s %7s %9s %6s %4s %9s %6s %9s\n", "matrix", "config", "worst", "struct", "bit", "solve", "empty",
            "entries");
@@ -498,8 +519,7 @@ static void test_shared_complete(void **state)
             ildl_analysis_free(&an);
             run_stats rs;
             agree(&A, &o, &rs);
-            int ok = rs.structural == 0 && rs.worst <= 1e-13 && rs.cpu_bitwise && rs.bitwise &&
-                     rs.solve_diff == 0.0 && rs.schedules_equal;
+            int ok = agreed(&rs);
             runs++;
             failures += !ok;
             printf("%-40s %7s %9.2e %6lld %4d %9.2e %6lld %9lld%s\n", names[k], "sn-full", rs.worst,
@@ -519,12 +539,9 @@ static void test_shared_complete(void **state)
 static void test_shared(void **state)
 {
     (void)state;
-    if (!have_gpu()) { skip(); return; }
-    if (getenv("ILDL_TEST_SMALL")) { skip(); return; }
     const char *dir = ildl_test_matrices_dir();
     char *names[256];
-    int nn = shared_names(dir, names, 256);
-    if (nn < 0) { printf("SKIP: %s not found\n", dir); skip(); return; }
+    int nn = shared_set(dir, names, 256); /* skips the test where there is nothing to run */
     int failures = 0, runs = 0, with_empty = 0;
     /* with stale device memory around (before the fix, 9 of these rows on 3 KKT matrices with
      * unused capacity differed from the CPU's zeros there) */
@@ -553,8 +570,7 @@ static void test_shared(void **state)
             run_stats rs;
             agree(&A, &o, &rs);
             /* the GPU solve is the CPU reference's bit for bit, its empty tiles skipped included */
-            int ok = rs.structural == 0 && rs.worst <= 1e-13 && rs.cpu_bitwise && rs.bitwise &&
-                     rs.solve_diff == 0.0 && rs.schedules_equal;
+            int ok = agreed(&rs);
             runs++;
             with_empty += rs.empty > 0;
             printf("%-40s %7s %9.2e %6lld %4d %9.2e %6lld%s\n", names[k], cfg_name[cfg], rs.worst,
