@@ -59,14 +59,15 @@ static int rung_factor(ildl_handle *h)
 }
 
 /* The analysis of a rung's options *o (max_entries: the budget, 0 = none). The complete rung
- * with the ordering left to the library (AUTO) takes the fewest entries of three analyses: the
- * options' blocking and order, and supernodal blocking (SN: chains of the elimination tree) of
- * METIS's and of AMD's order of the rows, the first on ties; each later one runs with the best
- * so far as its limit, so it is refused before allocating if it is not smaller. (On 14 shared
- * matrices SN kept 2-5x fewer entries than the RB blocking of the same orders, which this rung
- * used before, and 3-15x fewer levels.) Where the first needs more than 4x the budget the others
- * are not tried. *o becomes the options used; *needed the fewest entries asked for where every
- * one is refused for the budget. */
+ * with the ordering left to the library (AUTO) takes the fewest entries of three analyses:
+ * supernodal blocking (SN: chains of the elimination tree) of METIS's and of AMD's order of the
+ * rows, then the options' blocking and order, the first on ties; each later one runs with the
+ * best so far as its limit, so it is refused before allocating if it is not smaller. (On 14
+ * shared matrices SN kept 2-5x fewer entries than the RB blocking of the same orders, which this
+ * rung used before, 3-15x fewer levels, and fewer than the options' BR on all 14: tried first,
+ * SN spares the allocation of BR's larger factor.) Where the first needs more than 4x the
+ * budget the others are not tried. *o becomes the options used; *needed the fewest entries
+ * asked for where every one is refused for the budget (0 where none could say). */
 static int rung_analyse(ildl_handle *h, int rung, int64_t max_entries, ildl_options *o, int64_t *needed,
                         ildl_analysis *an, char *msg, size_t msglen)
 {
@@ -75,11 +76,12 @@ static int rung_analyse(ildl_handle *h, int rung, int64_t max_entries, ildl_opti
     int64_t least = 0;
     cand[0] = *o;
     if (rung == 2 && h->user_opt.ordering == ILDL_ORDER_AUTO) {
-        for (int c = 1; c < 3; c++) {
+        for (int c = 0; c < 2; c++) {
             cand[c] = *o;
             cand[c].blocking = ILDL_BLOCKING_SN;
-            cand[c].ordering = c == 1 ? ILDL_ORDER_METIS : ILDL_ORDER_AMD;
+            cand[c].ordering = c == 0 ? ILDL_ORDER_METIS : ILDL_ORDER_AMD;
         }
+        cand[2] = *o;
         ncand = 3;
     }
     *needed = 0;

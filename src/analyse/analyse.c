@@ -314,9 +314,14 @@ int ildl_analyse_within(const ildl_csr *A, const int64_t *src, const ildl_option
         /* with pairs, order the graph of pairs so that RB finds every pair adjacent */
         st = ildl_match_order(A, pair, o->ordering, o->fill_level, order, &used, msg, msglen);
         if (st) goto cleanup;
-        if (o->blocking == ILDL_BLOCKING_SN)
-            st = ildl_block_sn(A, order, pair, o->max_block_size, max_entries, &an->blk);
-        else
+        if (o->blocking == ILDL_BLOCKING_SN) {
+            int over = 0;
+            st = ildl_block_sn(A, order, pair, o->max_block_size, max_entries, &over, &an->blk);
+            if (over) { /* refused while counting the factor's entries */
+                ildl_msg(msg, msglen, "the factor needs more than the %lld entries allowed", (long long)max_entries);
+                goto cleanup;
+            }
+        } else
             st = ildl_block_rb(A, order, pair, o->max_block_size, o->block_threshold, &an->blk);
         an->blk.ordering_used = used;
     } else {

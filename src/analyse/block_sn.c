@@ -90,8 +90,9 @@ static void sn_postorder(const int32_t *parent, int32_t nu, int32_t *head, int32
 }
 
 int ildl_block_sn(const ildl_csr *A, const int32_t *order, const int32_t *pair, int max_bs, int64_t max_work,
-                  ildl_blocking *out)
+                  int *over, ildl_blocking *out)
 {
+    if (over) *over = 0;
     if (out) memset(out, 0, sizeof *out);
     if (!out) return ILDL_ERR_INVALID_OPTION;
     int st = ildl_block_check(A, max_bs, 0.0);
@@ -155,6 +156,7 @@ int ildl_block_sn(const ildl_csr *A, const int32_t *order, const int32_t *pair, 
             }
         }
         if (max_work > 0 && work > max_work) {
+            if (over) *over = 1;
             st = ILDL_ERR_OUT_OF_MEMORY;
             goto cleanup;
         }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "blockildl.h"
+#include "analyse/analyse.h"
 #include "analyse/block.h"
 #include "core/util.h"
 
@@ -374,7 +375,7 @@ static void test_sn_rule(void **state)
                 for (int usep = 0; usep < 2; usep++) {
                     ildl_blocking B;
                     const int32_t *pp = usep ? pair : NULL;
-                    assert_int_equal(ildl_block_sn(&A, order, pp, bsz[bi], 0, &B), ILDL_SUCCESS);
+                    assert_int_equal(ildl_block_sn(&A, order, pp, bsz[bi], 0, NULL, &B), ILDL_SUCCESS);
                     check_partition(&B, n, bsz[bi]);
                     if (pp && bsz[bi] > 1) check_pairs(&B, pp);
                     if (!pp) {
@@ -410,7 +411,8 @@ static void test_sn_rule(void **state)
     }
 }
 
-/* SN with a work limit below the factor's entries refuses (out of memory), holding nothing. */
+/* SN with a work limit below the factor's entries refuses (out of memory), holding nothing; an
+ * analysis with that budget says so. */
 static void test_sn_limit(void **state)
 {
     (void)state;
@@ -420,11 +422,31 @@ static void test_sn_limit(void **state)
     assert_non_null(order);
     identity(n, order);
     ildl_blocking B;
-    assert_int_equal(ildl_block_sn(&A, order, NULL, 32, 100, &B), ILDL_ERR_OUT_OF_MEMORY);
+    int over = 0;
+    assert_int_equal(ildl_block_sn(&A, order, NULL, 32, 100, &over, &B), ILDL_ERR_OUT_OF_MEMORY);
+    assert_int_equal(over, 1);
     assert_null(B.perm);
     assert_null(B.bstart);
-    assert_int_equal(ildl_block_sn(&A, order, NULL, 32, 100000000, &B), ILDL_SUCCESS);
+    assert_int_equal(ildl_block_sn(&A, order, NULL, 32, 100000000, &over, &B), ILDL_SUCCESS);
+    assert_int_equal(over, 0);
     ildl_blocking_free(&B);
+    /* through the analysis: refused with the budget in the message, nothing held */
+    ildl_options o;
+    ildl_options_default(&o);
+    o.blocking = ILDL_BLOCKING_SN;
+    o.ordering = ILDL_ORDER_AMD;
+    o.fill_level = ILDL_MAX_FILL_LEVEL;
+    o.fill_factor = 0.0;
+    o.drop_tol = 0.0;
+    ildl_analysis an;
+    int64_t need = -1;
+    char msg[256] = "";
+    assert_int_equal(ildl_analyse_within(&A, NULL, &o, 100, &need, NULL, &an, msg, sizeof msg), ILDL_ERR_OUT_OF_MEMORY);
+    assert_non_null(strstr(msg, "more than the 100 entries allowed"));
+    assert_int_equal(need, 0);
+    assert_int_equal(ildl_analyse_within(&A, NULL, &o, 0, &need, NULL, &an, msg, sizeof msg), ILDL_SUCCESS);
+    assert_true(an.tiles.total_cap > 100);
+    ildl_analysis_free(&an);
     free(order);
     ildl_csr_free(&A);
 }
@@ -712,13 +734,13 @@ static void test_invalid(void **state)
     assert_int_equal(ildl_block_br(&A, 99, 1, NULL, 8, 0.8, 0.9, &B), ILDL_ERR_INVALID_OPTION);
     assert_null(B.perm);
     assert_int_equal(ildl_block_br(NULL, ILDL_ORDER_AMD, 1, NULL, 8, 0.8, 0.9, &B), ILDL_ERR_INVALID_OPTION);
-    assert_int_equal(ildl_block_sn(&A, order, NULL, 0, 0, &B), ILDL_ERR_INVALID_OPTION);
-    assert_int_equal(ildl_block_sn(&A, order, NULL, 33, 0, &B), ILDL_ERR_INVALID_OPTION);
-    assert_int_equal(ildl_block_sn(&A, bad, NULL, 8, 0, &B), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_block_sn(&A, order, NULL, 0, 0, NULL, &B), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_block_sn(&A, order, NULL, 33, 0, NULL, &B), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_block_sn(&A, bad, NULL, 8, 0, NULL, &B), ILDL_ERR_INVALID_OPTION);
     assert_null(B.perm);
-    assert_int_equal(ildl_block_sn(&A, NULL, NULL, 8, 0, &B), ILDL_ERR_INVALID_OPTION);
-    assert_int_equal(ildl_block_sn(&A, order, pair, 8, 0, &B), ILDL_ERR_INVALID_OPTION);
-    assert_int_equal(ildl_block_sn(&A, order, NULL, 8, 0, NULL), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_block_sn(&A, NULL, NULL, 8, 0, NULL, &B), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_block_sn(&A, order, pair, 8, 0, NULL, &B), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_block_sn(&A, order, NULL, 8, 0, NULL, NULL), ILDL_ERR_INVALID_OPTION);
 
     ildl_blocking_free(NULL);
     ildl_csr_free(&A);

@@ -416,12 +416,12 @@ static void test_ladder(void **state)
     assert_true(sum <= info.solve_seconds * (1 + 1e-12) && sum >= 0.5 * info.solve_seconds);
     assert_true(info.factor_seconds == tf);
     assert_true(info.num_levels > 0 && info.factor_capacity >= info.factor_nnz - n);
-    /* rung 2 took the smallest of three complete analyses: the options' BR + AUTO, SN + METIS
-     * and SN + AMD (the first on ties) */
+    /* rung 2 took the smallest of three complete analyses: SN + METIS, SN + AMD and the options'
+     * BR + AUTO (the first on ties) */
     {
         int64_t best = -1;
-        const int blk[3] = {ILDL_BLOCKING_BR, ILDL_BLOCKING_SN, ILDL_BLOCKING_SN};
-        const int ord[3] = {ILDL_ORDER_AUTO, ILDL_ORDER_METIS, ILDL_ORDER_AMD};
+        const int blk[3] = {ILDL_BLOCKING_SN, ILDL_BLOCKING_SN, ILDL_BLOCKING_BR};
+        const int ord[3] = {ILDL_ORDER_METIS, ILDL_ORDER_AMD, ILDL_ORDER_AUTO};
         for (int c = 0; c < 3; c++) {
             ildl_options oc = o;
             oc.fill_level = ILDL_MAX_FILL_LEVEL;
