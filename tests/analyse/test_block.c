@@ -432,12 +432,7 @@ static void test_sn_limit(void **state)
     ildl_blocking_free(&B);
     /* through the analysis: refused with the budget in the message, nothing held */
     ildl_options o;
-    ildl_options_default(&o);
-    o.blocking = ILDL_BLOCKING_SN;
-    o.ordering = ILDL_ORDER_AMD;
-    o.fill_level = ILDL_MAX_FILL_LEVEL;
-    o.fill_factor = 0.0;
-    o.drop_tol = 0.0;
+    ildl_test_complete_options(&o, ILDL_BLOCKING_SN, ILDL_ORDER_AMD);
     ildl_analysis an;
     int64_t need = -1;
     char msg[256] = "";

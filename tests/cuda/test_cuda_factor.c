@@ -505,12 +505,7 @@ static void test_shared_complete(void **state)
         ildl_csr A;
         if (ildl_mm_read(path, &A, msg, sizeof msg) != ILDL_SUCCESS) { free(names[k]); continue; }
         ildl_options o;
-        ildl_options_default(&o);
-        o.blocking = ILDL_BLOCKING_SN;
-        o.ordering = ILDL_ORDER_METIS;
-        o.fill_level = ILDL_MAX_FILL_LEVEL;
-        o.fill_factor = 0.0;
-        o.drop_tol = 0.0;
+        ildl_test_complete_options(&o, ILDL_BLOCKING_SN, ILDL_ORDER_METIS);
         ildl_analysis an;
         int64_t need = 0;
         int st = ildl_analyse_within(&A, NULL, &o, 20000000, &need, NULL, &an, msg, sizeof msg);

@@ -232,3 +232,13 @@ int ildl_test_refused(const ildl_csr *A, const ildl_options *o, const char *need
     ildl_destroy(h);
     return 0;
 }
+
+void ildl_test_complete_options(ildl_options *o, int blocking, int ordering)
+{
+    ildl_options_default(o);
+    o->blocking = blocking;
+    o->ordering = ordering;
+    o->fill_level = ILDL_MAX_FILL_LEVEL;
+    o->fill_factor = 0.0;
+    o->drop_tol = 0.0;
+}

@@ -58,6 +58,10 @@ int ildl_test_apply_tuning(void);
 
 /* ildl_setup of A with o is refused as an invalid option, makes no handle, and the message of
  * ildl_last_error(NULL) contains needle: 1 if so, else 0 (what happened printed). */
+/* *o = the defaults with the complete rung's factor options: blocking and ordering as given, the
+ * complete block fill (ILDL_MAX_FILL_LEVEL, unlimited capacity), nothing dropped. */
+void ildl_test_complete_options(ildl_options *o, int blocking, int ordering);
+
 int ildl_test_refused(const ildl_csr *A, const ildl_options *o, const char *needle);
 
 #endif
