@@ -37,6 +37,17 @@ int ildl_block_pair_valid(int32_t n, const int32_t *pair)
     return 1;
 }
 
+int ildl_block_order_valid(int32_t n, const int32_t *order, int32_t *mark)
+{
+    for (int32_t i = 0; i < n; i++) mark[i] = 0;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t r = order[k];
+        if (r < 0 || r >= n || mark[r]) return 0;
+        mark[r] = 1;
+    }
+    return 1;
+}
+
 /* Free what a blocking holds (block.h). */
 void ildl_blocking_free(ildl_blocking *b)
 {
@@ -105,14 +116,9 @@ int ildl_block_rb(const ildl_csr *A, const int32_t *order, const int32_t *pair, 
         st = ILDL_ERR_OUT_OF_MEMORY;
         goto cleanup;
     }
-    for (int32_t i = 0; i < n; i++) mark[i] = -1;
-    for (int32_t k = 0; k < n; k++) {
-        int32_t r = order[k];
-        if (r < 0 || r >= n || mark[r] == 0) {
-            st = ILDL_ERR_INVALID_OPTION;
-            goto cleanup;
-        }
-        mark[r] = 0;
+    if (!ildl_block_order_valid(n, order, mark)) {
+        st = ILDL_ERR_INVALID_OPTION;
+        goto cleanup;
     }
     for (int32_t i = 0; i < n; i++) mark[i] = -1;
 

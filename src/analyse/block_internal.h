@@ -14,6 +14,8 @@
 int ildl_block_check(const ildl_csr *A, int max_bs, double threshold);
 /* 1 if pair is NULL or a valid involution: pair[i] = -1 or pair[pair[i]] = i != pair[i]. */
 int ildl_block_pair_valid(int32_t n, const int32_t *pair);
+/* 1 if order[0..n-1] is a permutation of 0..n-1 (mark: [n] workspace, overwritten). */
+int ildl_block_order_valid(int32_t n, const int32_t *order, int32_t *mark);
 
 /* A symmetric pattern with self loops and sorted rows; vertex v stands for w[v] rows. */
 typedef struct bgraph {

@@ -121,11 +121,7 @@ int ildl_block_sn(const ildl_csr *A, const int32_t *order, const int32_t *pair, 
         !bstart || !out->perm)
         goto cleanup;
     st = ILDL_ERR_INVALID_OPTION;
-    for (int32_t i = 0; i < n; i++) w1[i] = 0;
-    for (int32_t k = 0; k < n; k++) {
-        if (order[k] < 0 || order[k] >= n || w1[order[k]]) goto cleanup;
-        w1[order[k]] = 1;
-    }
+    if (!ildl_block_order_valid(n, order, w1)) goto cleanup;
 
     sn_tree(A, order, pair, &U, w1);
     int32_t nu = U.nu;
