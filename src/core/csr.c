@@ -268,20 +268,41 @@ int ildl_csr_validate(int32_t n, const int64_t *rowptr, const int32_t *col, cons
     return st;
 }
 
+/* Row i of A times x in the reference order (csr.h): in order, or, for a long row, by
+ * ILDL_SPMV_LANES strided sums combined by halving. */
+static double row_dot(const ildl_csr *A, int32_t i, const double *x)
+{
+    int64_t p0 = A->rowptr[i], p1 = A->rowptr[i + 1];
+    if (p1 - p0 <= ILDL_SPMV_LONG_ROW) {
+        double s = 0.0;
+        for (int64_t p = p0; p < p1; p++) s += A->val[p] * x[A->col[p]];
+        return s;
+    }
+    double s[ILDL_SPMV_LANES];
+    for (int l = 0; l < ILDL_SPMV_LANES; l++) {
+        double t = 0.0;
+        for (int64_t p = p0 + l; p < p1; p += ILDL_SPMV_LANES) t += A->val[p] * x[A->col[p]];
+        s[l] = t;
+    }
+    for (int h = ILDL_SPMV_LANES / 2; h > 0; h /= 2)
+        for (int l = 0; l < h; l++) s[l] = s[l] + s[l + h];
+    return s[0];
+}
+
 void ildl_csr_matvec(const ildl_csr *A, const double *x, double *y)
 {
 #pragma omp parallel for schedule(static)
-    for (int32_t i = 0; i < A->n; i++) {
-        double s = 0.0;
-        for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) s += A->val[p] * x[A->col[p]];
-        y[i] = s;
-    }
+    for (int32_t i = 0; i < A->n; i++) y[i] = row_dot(A, i, x);
 }
 
 void ildl_csr_matvec_multi(const ildl_csr *A, int m, const double *const *x, double *const *y)
 {
 #pragma omp parallel for schedule(static)
     for (int32_t i = 0; i < A->n; i++) {
+        if (A->rowptr[i + 1] - A->rowptr[i] > ILDL_SPMV_LONG_ROW) {
+            for (int j = 0; j < m; j++) y[j][i] = row_dot(A, i, x[j]);
+            continue;
+        }
         double s[16];
         for (int j = 0; j < m; j++) s[j] = 0.0;
         for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {

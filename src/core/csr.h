@@ -48,7 +48,16 @@ int ildl_csr_validate_sorted_tmap(const ildl_csr *S, double sym_tol, int64_t *tm
 int ildl_csr_from_user(int32_t n, const int64_t *rowptr, const int32_t *col, const double *val,
                        ildl_csr *out, int64_t *perm_out);
 
-/* y = A x (A full pattern). */
+/* The order of A x's sums, which the CUDA backend's SpMV keeps bit for bit: a row of at most
+ * ILDL_SPMV_LONG_ROW entries is summed in order (one GPU thread per row); a longer one (a
+ * dense row of a KKT system, which one thread would take alone while the rest of the GPU
+ * waits: bloweya's 10 001 entries, 0.8 ms of an 8 us SpMV) in ILDL_SPMV_LANES strided sums, sum l
+ * over its entries l, l + 32, l + 64, ... in order, then s_l = s_l + s_(l+h) for h = 16, 8, 4,
+ * 2, 1 and l < h: s_0 (one warp per row, the halving by shuffles). */
+#define ILDL_SPMV_LONG_ROW 128
+#define ILDL_SPMV_LANES 32
+
+/* y = A x (A full pattern), in the order above. */
 void ildl_csr_matvec(const ildl_csr *A, const double *x, double *y);
 /* y[j] = A x[j] for j < m (1..16 vectors, A read once): each y[j] the bits of ildl_csr_matvec. */
 void ildl_csr_matvec_multi(const ildl_csr *A, int m, const double *const *x, double *const *y);

@@ -133,6 +133,8 @@ struct ildl_cuda_ctx {
     int64_t *d_arow;
     int32_t *d_acol;
     double *d_aval;
+    int32_t n_along;       /* A's rows of more than ILDL_SPMV_LONG_ROW entries (a warp each) */
+    int32_t *d_along;      /* [n_along] their indices, ascending */
     const ildl_csr *hostA;
     void *pinned[2];       /* host arrays page-locked by ildl_cuda_pin_host (A's values, T->a_val) */
     int aval_current;      /* d_aval holds the values of the last factorization (SQMR's products) */

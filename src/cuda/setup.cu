@@ -5,6 +5,7 @@
 #include <string.h>
 #include "cuda/context.cuh"
 extern "C" {
+#include "core/csr.h"
 #include "cuda/cuda_backend.h"
 }
 
@@ -230,6 +231,19 @@ static int alloc_apply_work(ildl_cuda_ctx *c, const ildl_tiles *T, const ildl_cs
             CU(upload(&c->d_acol, A->col, (size_t)A->rowptr[A->n], c));
             CU(alloc(&c->d_aval, (size_t)A->rowptr[A->n], c));
             c->hostA = A;
+            int32_t nl = 0; /* the long rows of the SpMV (sqmr.cu), a warp each */
+            for (int32_t i = 0; i < A->n; i++) nl += A->rowptr[i + 1] - A->rowptr[i] > ILDL_SPMV_LONG_ROW;
+            if (nl > 0) {
+                int32_t *lr = (int32_t *)malloc(sizeof(int32_t) * (size_t)nl);
+                if (!lr) { status = ILDL_ERR_OUT_OF_MEMORY; goto cleanup; }
+                nl = 0;
+                for (int32_t i = 0; i < A->n; i++)
+                    if (A->rowptr[i + 1] - A->rowptr[i] > ILDL_SPMV_LONG_ROW) lr[nl++] = i;
+                cudaError_t e = upload(&c->d_along, lr, (size_t)nl, c);
+                free(lr);
+                CU(e);
+                c->n_along = nl;
+            }
         }
     }
 cleanup:
@@ -348,7 +362,7 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
                     (void *)c->fac.d_inflight, (void *)c->fac.d_need, (void *)c->fac.d_res, (void *)c->fac.d_rownorm,
                     (void *)c->fac.d_state, (void *)c->fac.d_block_perturbed, (void *)c->fac.d_pair_hint, (void *)c->d_q, (void *)c->d_qs,
                     (void *)c->d_qinv, (void *)c->d_w, (void *)c->d_r, (void *)c->d_z, (void *)c->d_arow,
-                    (void *)c->d_acol, (void *)c->d_aval, (void *)c->sol.d_epoch, (void *)c->d_tickets, (void *)c->T.val32, (void *)c->fac.d_tile_rr,
+                    (void *)c->d_acol, (void *)c->d_aval, (void *)c->d_along, (void *)c->sol.d_epoch, (void *)c->d_tickets, (void *)c->T.val32, (void *)c->fac.d_tile_rr,
                     (void *)c->fac.d_tile_s, (void *)c->fac.d_split_row, (void *)c->fac.d_split_ofd,
                     (void *)c->fac.d_job_ti, (void *)c->fac.d_job_tj, (void *)c->fac.d_prod, (void *)c->fac.d_coltile, (void *)c->sol.d_sweep, (void *)c->fac.d_slot_size, (void *)c->d_perm, (void *)c->d_scale,
                     (void *)c->fac.d_totals, (void *)c->T.sf_items_f, (void *)c->T.sf_items_b, (void *)c->T.sf_rec_f, (void *)c->T.sf_rec_b,

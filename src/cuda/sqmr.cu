@@ -15,6 +15,7 @@
 #include <string.h>
 #include "cuda/context.cuh"
 extern "C" {
+#include "core/csr.h"
 #include "core/util.h"
 #include "krylov/reduce.h"
 #include "cuda/cuda_backend.h"
@@ -157,14 +158,41 @@ __device__ double block_sum_parts(const double *part)
     return s;
 }
 
-__global__ void k_spmv(int32_t n, const int64_t *rp, const int32_t *ci, const double *v,
-                       const double *x, double *y)
+/* y = A x in the order of ildl_csr_matvec (core/csr.h): the first spmv_short_blocks(n) blocks
+ * take one row per thread, rows of at most ILDL_SPMV_LONG_ROW entries; the blocks after them
+ * one long row per warp (longrows[0 .. nlong)): lane l sums the entries l, l + 32, ... in
+ * order, the shuffles halve (lane l += lane l + h, h = 16 .. 1), lane 0 writes. */
+#define SPMV_THREADS 256
+static_assert(ILDL_SPMV_LANES == 32, "a long row is summed by one warp");
+static inline __host__ __device__ unsigned spmv_short_blocks(int32_t n) { return (unsigned)((n + SPMV_THREADS - 1) / SPMV_THREADS); }
+static inline unsigned spmv_blocks(int32_t n, int32_t nlong)
 {
-    int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
+    return spmv_short_blocks(n) + (unsigned)((nlong + SPMV_THREADS / 32 - 1) / (SPMV_THREADS / 32));
+}
+
+__global__ void k_spmv(int32_t n, const int64_t *rp, const int32_t *ci, const double *v,
+                       const double *x, double *y, int32_t nlong, const int32_t *longrows)
+{
+    const unsigned nshort = spmv_short_blocks(n);
+    if (blockIdx.x < nshort) {
+        int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i >= n) return;
+        int64_t p0 = rp[i], p1 = rp[i + 1];
+        if (p1 - p0 > ILDL_SPMV_LONG_ROW) return; /* a warp's below */
+        double s = 0.0;
+        for (int64_t p = p0; p < p1; p++) s += v[p] * x[ci[p]];
+        y[i] = s;
+        return;
+    }
+    int32_t w = (int32_t)(((blockIdx.x - nshort) * blockDim.x + threadIdx.x) >> 5);
+    if (w >= nlong) return; /* the whole warp */
+    int lane = threadIdx.x & 31;
+    int32_t i = longrows[w];
+    int64_t p1 = rp[i + 1];
     double s = 0.0;
-    for (int64_t p = rp[i]; p < rp[i + 1]; p++) s += v[p] * x[ci[p]];
-    y[i] = s;
+    for (int64_t p = rp[i] + lane; p < p1; p += ILDL_SPMV_LANES) s += v[p] * x[ci[p]];
+    for (int h = ILDL_SPMV_LANES / 2; h > 0; h >>= 1) s = s + __shfl_down_sync(0xffffffffu, s, h);
+    if (lane == 0) y[i] = s;
 }
 
 /* w = b - w (w holds A x) */
@@ -490,7 +518,8 @@ static int true_residual(ildl_cuda_ctx *c, const double *x, double *w, double bn
 {
     int status = ILDL_SUCCESS;
     double s;
-    k_spmv<<<GRID(c->n)>>>(c->n, c->d_arow, c->d_acol, c->d_aval, x, w);
+    k_spmv<<<spmv_blocks(c->n, c->n_along), SPMV_THREADS, 0, c->stream>>>(c->n, c->d_arow, c->d_acol, c->d_aval, x,
+                                                                          w, c->n_along, c->d_along);
     CU_LAUNCH();
     k_residual<<<GRID(c->n)>>>(c->n, c->d_b, w);
     CU_LAUNCH();
@@ -532,9 +561,10 @@ static int launch_iteration(ildl_cuda_ctx *c)
     double *part2 = c->d_part + ILDL_DOT_BLOCKS;
     cudaStream_t side = c->side;
     /* q persisting in L2 while A streams past: the rows sharing a column find it there */
-    launch_l2_window(c->T, c->d_qv, c->n, k_spmv, dim3((unsigned)((c->n + 255) / 256)), dim3(256), 0, c->stream,
-                     c->n, (const int64_t *)c->d_arow, (const int32_t *)c->d_acol, (const double *)c->d_aval,
-                     (const double *)c->d_qv, c->d_t);
+    launch_l2_window(c->T, c->d_qv, c->n, k_spmv, dim3(spmv_blocks(c->n, c->n_along)), dim3(SPMV_THREADS), 0,
+                     c->stream, c->n, (const int64_t *)c->d_arow, (const int32_t *)c->d_acol,
+                     (const double *)c->d_aval, (const double *)c->d_qv, c->d_t, c->n_along,
+                     (const int32_t *)c->d_along);
     CU_LAUNCH();
     k_dot_part<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->n, c->d_qv, c->d_t, c->d_part);
     CU_LAUNCH();
@@ -639,7 +669,9 @@ static int profile_parts(ildl_cuda_ctx *c, int starts, int checks)
     for (int part = 0; part < 3; part++)
         for (int r = 0; r < 21; r++) {
             CU(cudaEventRecord(c->ev[0], c->stream));
-            if (part == 0) k_spmv<<<GRID(c->n)>>>(c->n, c->d_arow, c->d_acol, c->d_aval, c->d_qv, c->d_t);
+            if (part == 0)
+                k_spmv<<<spmv_blocks(c->n, c->n_along), SPMV_THREADS, 0, c->stream>>>(
+                    c->n, c->d_arow, c->d_acol, c->d_aval, c->d_qv, c->d_t, c->n_along, c->d_along);
             else if (part == 1)
                 k_dot_part<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->n, c->d_qv, c->d_t, c->d_part);
             else if ((status = ildl_cuda_apply_device(c, c->d_r, c->d_u, c->stream))) goto cleanup;

@@ -223,6 +223,84 @@ static void test_matvec(void **state)
     ildl_csr_free(&A);
 }
 
+/* The order of A x's sums (csr.h): a row of at most ILDL_SPMV_LONG_ROW entries in order, a
+ * longer one in ILDL_SPMV_LANES strided sums combined by halving, bit for bit (the CUDA SpMV's
+ * order); matvec_multi gives each column the same bits; all close to the dense product. An
+ * arrow matrix: rows of 128 (the limit, in order), 129, 1000 and 2998 entries beside short ones. */
+static void test_matvec_long_rows(void **state)
+{
+    (void)state;
+    const int32_t n = 3001;
+    const int32_t len[4] = {ILDL_SPMV_LONG_ROW, ILDL_SPMV_LONG_ROW + 1, 1000, n}; /* rows 0..3 */
+    int64_t cap = 2 * (int64_t)n;
+    for (int r = 0; r < 4; r++) cap += len[r];
+    int32_t *ti = malloc(sizeof(int32_t) * (size_t)cap), *tj = malloc(sizeof(int32_t) * (size_t)cap);
+    double *tv = malloc(sizeof(double) * (size_t)cap);
+    assert_true(ti && tj && tv);
+    int64_t nt = 0;
+    uint64_t seed = 11;
+    for (int32_t i = 4; i < n; i++) { /* a tridiagonal part */
+        ti[nt] = i, tj[nt] = i, tv[nt++] = 3.0 + ildl_test_rand(&seed);
+        if (i + 1 < n) ti[nt] = i, tj[nt] = i + 1, tv[nt++] = ildl_test_rand(&seed) - 0.5;
+    }
+    for (int r = 0; r < 4; r++) /* row r: the columns n - len + 1 .. n - 1 beyond 3, and itself */
+        for (int32_t j = n - len[r] + 1; j < n; j++)
+            if (j > 3) ti[nt] = r, tj[nt] = j, tv[nt++] = 2.0 * ildl_test_rand(&seed) - 1.0;
+    for (int r = 0; r < 4; r++) ti[nt] = r, tj[nt] = r, tv[nt++] = 1.0;
+    ildl_csr A;
+    ildl_test_csr_from_triplets(n, nt, ti, tj, tv, &A);
+    double *x = malloc(sizeof(double) * (size_t)n), *y = malloc(sizeof(double) * (size_t)n);
+    double *x2 = malloc(sizeof(double) * (size_t)n), *y1 = malloc(sizeof(double) * (size_t)n);
+    double *y2 = malloc(sizeof(double) * (size_t)n);
+    assert_true(x && y && x2 && y1 && y2);
+    for (int32_t i = 0; i < n; i++) x[i] = 2.0 * ildl_test_rand(&seed) - 1.0, x2[i] = ldexp(x[i], 3) + 0.25;
+    ildl_csr_matvec(&A, x, y);
+    int longs = 0, at_limit = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int64_t p0 = A.rowptr[i], p1 = A.rowptr[i + 1];
+        double ref, mag = 0.0;
+        long double exact = 0.0L;
+        for (int64_t p = p0; p < p1; p++) {
+            exact += (long double)A.val[p] * x[A.col[p]];
+            mag += fabs(A.val[p] * x[A.col[p]]);
+        }
+        if (p1 - p0 <= ILDL_SPMV_LONG_ROW) {
+            ref = 0.0;
+            for (int64_t p = p0; p < p1; p++) ref += A.val[p] * x[A.col[p]];
+            at_limit += p1 - p0 == ILDL_SPMV_LONG_ROW;
+        } else {
+            double s[ILDL_SPMV_LANES];
+            for (int l = 0; l < ILDL_SPMV_LANES; l++) {
+                s[l] = 0.0;
+                for (int64_t p = p0 + l; p < p1; p += ILDL_SPMV_LANES) s[l] += A.val[p] * x[A.col[p]];
+            }
+            for (int h = ILDL_SPMV_LANES / 2; h >= 1; h /= 2)
+                for (int l = 0; l < h; l++) s[l] += s[l + h];
+            ref = s[0];
+            longs++;
+        }
+        assert_memory_equal(&y[i], &ref, sizeof(double));
+        assert_true(fabsl((long double)y[i] - exact) <= 1e-14L * mag + 1e-300L);
+    }
+    assert_int_equal(longs, 3); /* rows 1, 2 and 3 (129, 1000 and 2998 entries) */
+    assert_true(at_limit >= 1);
+    const double *xs[2] = {x, x2};
+    double *ys[2] = {y1, y2};
+    ildl_csr_matvec_multi(&A, 2, xs, ys);
+    assert_memory_equal(y1, y, sizeof(double) * (size_t)n);
+    ildl_csr_matvec(&A, x2, y);
+    assert_memory_equal(y2, y, sizeof(double) * (size_t)n);
+    free(ti);
+    free(tj);
+    free(tv);
+    free(x);
+    free(y);
+    free(x2);
+    free(y1);
+    free(y2);
+    ildl_csr_free(&A);
+}
+
 static void test_permute(void **state)
 {
     (void)state;
@@ -356,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_validate_tolerance),
         cmocka_unit_test(test_from_user),
         cmocka_unit_test(test_matvec),
+        cmocka_unit_test(test_matvec_long_rows),
         cmocka_unit_test(test_permute),
         cmocka_unit_test(test_transpose_map),
         cmocka_unit_test(test_permute_src),
