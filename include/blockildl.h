@@ -177,6 +177,22 @@ typedef enum {
     ILDL_ESCALATE_COMPLETE = 2 /* up to rung 2 (default) */
 } ildl_escalation;
 #define ILDL_MAX_RUNGS 3 /* rungs 0, 1, 2 */
+
+/* When ildl_solve's ladder climbs (options.rung_choice; docs/robustness.md, "The rung by cost"). */
+typedef enum {
+    ILDL_RUNG_CHOICE_COST = 0,   /* where SQMR fails, and also where a solve converged on rung 0 or 1
+                                    but the complete rung's step (one factorization and its ~2
+                                    iterations) costs less than half of the current one's (its
+                                    factorization and the iterations it took), by a deterministic
+                                    model of the backend's time from the two analyses (sizes,
+                                    levels, flops): the next ildl_factor or ildl_solve on the
+                                    handle then analyses and factors the complete rung first.
+                                    A solve that converged never pays for it; the complete
+                                    rung's analysis is made only where it costs less than ten
+                                    of the current steps. ILDL method, escalation COMPLETE
+                                    (default) */
+    ILDL_RUNG_CHOICE_FAILURE = 1 /* only where SQMR fails */
+} ildl_rung_choice;
 #define ILDL_MAX_PUSHBACK_ROUNDS 16 /* ildl_options.pushback_rounds at most */
 #define ILDL_MAX_FP_SWEEPS 1000 /* ildl_options.fp_sweeps at most */
 
@@ -276,7 +292,8 @@ typedef struct ildl_options {
                                values; default RECOMPUTE (docs/robustness.md, "Refactorizations") */
     int method;             /* ildl_method: the preconditioner; default ILDL */
     int fp_sweeps;          /* method FIXED_POINT: sweeps, 1..ILDL_MAX_FP_SWEEPS; default 4 */
-    int reserved_int[7];
+    int rung_choice;        /* ildl_rung_choice: when the ladder climbs; default COST */
+    int reserved_int[6];
     double escalation_max_bytes;   /* >= 0, finite: a rung whose factor would need more bytes (its
                                       entries, 10 bytes each in double precision, 6 in single) is
                                       not taken; 0 = the host's physical memory / 2; default 0.

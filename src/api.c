@@ -107,6 +107,7 @@ ILDL_API int ildl_options_default(ildl_options *o)
     o->refactor_scaling = ILDL_REFACTOR_SCALING_RECOMPUTE;
     o->method = ILDL_METHOD_ILDL;
     o->fp_sweeps = 4;
+    o->rung_choice = ILDL_RUNG_CHOICE_COST;
     o->fp_eps = 0.1;
     o->fp_delta = 0.95;
     return ILDL_SUCCESS;
@@ -209,6 +210,8 @@ static int check_options(const ildl_options *o, char *msg, size_t len)
     if (!(o->escalation_max_seconds >= 0.0) || !isfinite(o->escalation_max_seconds))
         return ildl_msg(msg, len, "escalation_max_seconds = %g, must be finite and >= 0",
                         o->escalation_max_seconds), ILDL_ERR_INVALID_OPTION;
+    if (o->rung_choice != ILDL_RUNG_CHOICE_COST && o->rung_choice != ILDL_RUNG_CHOICE_FAILURE)
+        return ildl_msg(msg, len, "unknown rung_choice %d", o->rung_choice), ILDL_ERR_INVALID_OPTION;
     if (o->apply_mode != ILDL_APPLY_LDLT && o->apply_mode != ILDL_APPLY_SPD)
         return ildl_msg(msg, len, "unknown apply_mode %d", o->apply_mode), ILDL_ERR_INVALID_OPTION;
     if (o->refactor_scaling < ILDL_REFACTOR_SCALING_RECOMPUTE || o->refactor_scaling > ILDL_REFACTOR_SCALING_EQUILIBRATE)
@@ -459,33 +462,41 @@ static int refactor_rescale(ildl_handle *h)
     }
 }
 
+/* Take new values (NULL: none) into A, checked, and rescale as refactor_scaling says; *values
+ * becomes NULL where they are the accepted ones again (ildl_setup's passed to the first
+ * ildl_factor: A, its matching and, unless a rescaling failed, its scaling are already theirs;
+ * RECOMPUTE would compute the same scaling again, KEEP keeps it anyway; EQUILIBRATE still
+ * equilibrates). Times into *t_check and *t_scale. On failure h is not factored. */
+static int accept_values(ildl_handle *h, const double **values, double *t_check, double *t_scale)
+{
+    int64_t nnz = h->A.rowptr[h->A.n];
+    const double *v = *values;
+    if (v && !h->scale_stale && h->opt.refactor_scaling != ILDL_REFACTOR_SCALING_EQUILIBRATE &&
+        memcmp(v, h->user_values, sizeof(double) * (size_t)nnz) == 0)
+        v = *values = NULL;
+    if (!v) return ILDL_SUCCESS;
+    double t = ildl_wtime();
+    int st = check_values(h, v);
+    if (st) { h->factored = 0; return st; }
+    ildl_match_memo_clear(&h->memo); /* A's values change */
+    ildl_copy_parallel(h->user_values, v, sizeof(double) * (size_t)nnz);
+#pragma omp parallel for schedule(static)
+    for (int64_t p = 0; p < nnz; p++) h->A.val[p] = v[h->src[p]];
+    *t_scale = ildl_wtime();
+    *t_check = *t_scale - t;
+    h->scale_stale = 1;
+    st = refactor_rescale(h);
+    if (st) { h->factored = 0; return ildl_api_fail(h, st, "rescaling failed"); }
+    h->scale_stale = 0;
+    *t_scale = ildl_wtime() - *t_scale;
+    return ILDL_SUCCESS;
+}
+
 int ildl_api_factor_once(ildl_handle *h, const double *values, int32_t *block_perturbed)
 {
-    int st;
     double t_check = 0.0, t_scale = 0.0;
-    int64_t nnz = h->A.rowptr[h->A.n];
-    /* the accepted values again (ildl_setup's passed to the first ildl_factor): A, its matching
-     * and, unless a rescaling failed, its scaling are already theirs; RECOMPUTE would compute
-     * the same scaling again (KEEP keeps it anyway; EQUILIBRATE still equilibrates) */
-    if (values && !h->scale_stale && h->opt.refactor_scaling != ILDL_REFACTOR_SCALING_EQUILIBRATE &&
-        memcmp(values, h->user_values, sizeof(double) * (size_t)nnz) == 0)
-        values = NULL;
-    if (values) {
-        t_check = ildl_wtime();
-        st = check_values(h, values);
-        if (st) { h->factored = 0; return st; }
-        ildl_match_memo_clear(&h->memo); /* A's values change */
-        ildl_copy_parallel(h->user_values, values, sizeof(double) * (size_t)nnz);
-#pragma omp parallel for schedule(static)
-        for (int64_t p = 0; p < nnz; p++) h->A.val[p] = values[h->src[p]];
-        t_scale = ildl_wtime();
-        t_check = t_scale - t_check;
-        h->scale_stale = 1;
-        st = refactor_rescale(h);
-        if (st) { h->factored = 0; return ildl_api_fail(h, st, "rescaling failed"); }
-        h->scale_stale = 0;
-        t_scale = ildl_wtime() - t_scale;
-    }
+    int st = accept_values(h, &values, &t_check, &t_scale);
+    if (st) return st;
     h->factored = 0;
     if (!h->bstate) { /* ildl_analyse_matrix deferred it, or a failed change of rung left none */
         char m[sizeof h->err] = "";
@@ -546,6 +557,17 @@ int ildl_api_factor(ildl_handle *h, const double *values)
     h->err[0] = 0;
     h->info.pushback_rounds = 0;
     h->info.pushback_blocks = 0;
+    if (h->cost_iters > 0) { /* the rung by cost: the complete rung, modeled on the new values */
+        double tc = 0.0, ts = 0.0;
+        int st = accept_values(h, &values, &tc, &ts);
+        if (st) return st;
+        values = NULL;
+        if (ildl_api_cost_switch(h) == 1) {
+            h->info.factor_seconds = ildl_wtime() - t0;
+            ildl_api_log(h, 1, "factor: %.3f s", h->info.factor_seconds);
+            return ILDL_SUCCESS;
+        }
+    }
     int32_t *bp = NULL;
     if (h->opt.pushback_rounds > 0) {
         bp = ildl_malloc(sizeof(int32_t) * (size_t)h->an.blk.nb);

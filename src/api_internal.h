@@ -16,6 +16,10 @@ struct ildl_handle {
     int rung;              /* the ladder's rung of the analysis and factor (ildl_escalation) */
     int iter_base;         /* ildl_solve: iterations its earlier rungs reported (progress numbering) */
     int iter_last;         /* the last iteration the current rung reported */
+    int cost_iters;        /* the rung by cost: iterations of the last converged solve, for the
+                              next ildl_factor or ildl_solve to model (0: none pending) */
+    double cost_breakeven; /* iterations from which the complete rung was modeled to pay (0: not
+                              modeled on this rung; INFINITY: its analysis failed or was refused) */
     int backend;          /* resolved: CPU or CUDA */
     ildl_csr A;           /* user's matrix, sorted; values follow the last factor call */
     int64_t *src;         /* [nnz] sorted slot -> index in the user's arrays */
@@ -87,6 +91,13 @@ double ildl_api_entry_bytes(const ildl_options *o);
 int64_t ildl_api_max_entries(const ildl_handle *h, const ildl_options *o);
 /* The info fields that describe the current analysis and backend state. */
 void ildl_api_info_from_analysis(ildl_handle *h);
+/* The rung by cost (options.rung_choice; api_solve.c): where the last converged solve left
+ * h->cost_iters, model a step of the current rung and of the complete rung (its analysis made
+ * here, within the memory budget and where it costs less than 50 modeled steps) and, where the
+ * complete one is below half, install it and factor h's current values: 1. Otherwise 0, h as it
+ * was (where rung 2's factorization failed, rung r analysed and factored again; h unfactored
+ * if that failed too). */
+int ildl_api_cost_switch(ildl_handle *h);
 /* ildl_solve's work on h (api_solve.c). */
 int ildl_api_solve(ildl_handle *h, const double *b, double *x);
 /* ildl_solve_multi's work on h (api_solve.c). */

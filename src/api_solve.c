@@ -9,6 +9,7 @@
 #include "core/util.h"
 #include "krylov/reduce.h"
 #include "krylov/sqmr.h"
+#include "analyse/cost.h"
 
 /* ------------------------------------------------------------------ the ladder */
 
@@ -42,12 +43,6 @@ static int next_rung(const ildl_handle *h)
     return -1;
 }
 
-/* Analyse A (its current values) with rung r's options and factor it: the new analysis and
- * backend state replace h's. A factor of more entries than escalation_max_bytes allows is
- * refused before anything of its size is allocated (ILDL_ERR_OUT_OF_MEMORY, *needed = its
- * entries). On a failure before the factorization h keeps its analysis and factor; where the
- * backend's state for them cannot be made again (the new one was tried first, for room on the
- * device), h has none and is not factored: ildl_factor makes it again. */
 /* Factor h's current values for a rung: ildl_factor's work, but info.factor_seconds stays that
  * of the caller's last ildl_factor (the rung's time is in rung_seconds). */
 static int rung_factor(ildl_handle *h)
@@ -117,6 +112,34 @@ static int rung_analyse(ildl_handle *h, int rung, int64_t max_entries, ildl_opti
     return st;
 }
 
+/* Install the analysis *an (taken over) made with rung r's options *o and factor h's current
+ * values: the new analysis and backend state replace h's; failures as switch_rung's. */
+static int rung_install(ildl_handle *h, int rung, ildl_analysis *an, const ildl_options *o, char *msg, size_t msglen)
+{
+    int st = ildl_tiles_set_precision(&an->tiles, o->precision == ILDL_PREC_SINGLE);
+    if (st) {
+        ildl_analysis_free(an);
+        ildl_msg(msg, msglen, "out of memory");
+        return st;
+    }
+    st = ildl_api_install(h, an, o, msg, msglen);
+    if (st) {
+        if (h->bstate) (void)rung_factor(h); /* the old factor back, if it can be */
+        return st;
+    }
+    h->rung = rung;
+    h->info.rung = rung;
+    h->cost_iters = 0; /* the rung by cost starts again for the new rung */
+    h->cost_breakeven = 0.0;
+    return rung_factor(h);
+}
+
+/* Analyse A (its current values) with rung r's options and factor it: the new analysis and
+ * backend state replace h's. A factor of more entries than escalation_max_bytes allows is
+ * refused before anything of its size is allocated (ILDL_ERR_OUT_OF_MEMORY, *needed = its
+ * entries). On a failure before the factorization h keeps its analysis and factor; where the
+ * backend's state for them cannot be made again (the new one was tried first, for room on the
+ * device), h has none and is not factored: ildl_factor makes it again. */
 static int switch_rung(ildl_handle *h, int rung, int64_t *needed, char *msg, size_t msglen)
 {
     ildl_options o;
@@ -124,20 +147,78 @@ static int switch_rung(ildl_handle *h, int rung, int64_t *needed, char *msg, siz
     ildl_analysis an;
     int st = rung_analyse(h, rung, ildl_api_max_entries(h, &o), &o, needed, &an, msg, msglen);
     if (st) return st;
-    st = ildl_tiles_set_precision(&an.tiles, o.precision == ILDL_PREC_SINGLE);
-    if (st) {
+    return rung_install(h, rung, &an, &o, msg, msglen);
+}
+
+/* ------------------------------------------------------------------ the rung by cost */
+
+/* A modeled step of the complete rung must cost less than this share of the current rung's. */
+#define COST_SHARE 0.5
+/* Its candidate analyses are made only where they cost less than this many current steps. */
+#define COST_HORIZON 50.0
+/* SQMR iterations a step of the complete rung is modeled with (1 on most complete factors). */
+#define COST_COMPLETE_ITERATIONS 2
+
+/* After a solve that converged in k iterations: where options.rung_choice is COST and a
+ * complete rung lies above an ILDL rung, k is kept for the next ildl_factor or ildl_solve
+ * (cost_switch), unless an earlier model found that it would not pay below cost_breakeven. */
+static void cost_note(ildl_handle *h, int k)
+{
+    if (h->user_opt.rung_choice != ILDL_RUNG_CHOICE_COST || h->user_opt.escalation < ILDL_ESCALATE_COMPLETE ||
+        h->rung >= 2 || h->opt.method != ILDL_METHOD_ILDL || next_rung(h) < 0)
+        return;
+    if (k > 0 && (double)k > h->cost_breakeven) h->cost_iters = k;
+}
+
+int ildl_api_cost_switch(ildl_handle *h)
+{
+    int k = h->cost_iters, r = h->rung;
+    h->cost_iters = 0;
+    if (k <= 0) return 0;
+    int thr = h->opt.num_threads > 0 ? h->opt.num_threads : ildl_max_threads();
+    ildl_step_cost cr, c2;
+    ildl_cost_model(&h->an, h->backend, thr, &cr);
+    double step_r = cr.factor + (double)(k + 1) * cr.iteration, t_an = ildl_cost_analysis(h->A.rowptr[h->A.n]);
+    if (t_an > COST_HORIZON * step_r) { /* the iterations from which the analysis is worth trying */
+        h->cost_breakeven = (t_an / COST_HORIZON - cr.factor) / cr.iteration - 1.0;
+        ildl_api_log(h, 1, "rung by cost: rung %d's step (%d iterations) models %.3g s, the complete rung's "
+                     "analysis %.3g s: not tried below %.0f iterations", r, k, step_r, t_an, h->cost_breakeven);
+        return 0;
+    }
+    ildl_options o;
+    rung_options(&h->user_opt, 2, &o);
+    ildl_analysis an;
+    int64_t needed = 0;
+    char m[sizeof h->err] = "";
+    double t0 = ildl_wtime();
+    int st = rung_analyse(h, 2, ildl_api_max_entries(h, &o), &o, &needed, &an, m, sizeof m);
+    if (st) { /* refused for the memory budget, or failed: not tried again on this rung */
+        h->cost_breakeven = INFINITY;
+        ildl_api_log(h, 1, "rung by cost: the complete rung's analysis failed (%s)", m);
+        return 0;
+    }
+    ildl_cost_model(&an, h->backend, thr, &c2);
+    double step_2 = c2.factor + COST_COMPLETE_ITERATIONS * c2.iteration;
+    if (!(step_2 < COST_SHARE * step_r)) {
+        h->cost_breakeven = (step_2 / COST_SHARE - cr.factor) / cr.iteration - 1.0;
         ildl_analysis_free(&an);
-        ildl_msg(msg, msglen, "out of memory");
-        return st;
+        ildl_api_log(h, 1, "rung by cost: rung %d's step (%d iterations) models %.3g s, the complete rung's %.3g s: "
+                     "rung %d kept below %.0f iterations", r, k, step_r, step_2, r, h->cost_breakeven);
+        return 0;
     }
-    st = ildl_api_install(h, &an, &o, msg, msglen);
-    if (st) {
-        if (h->bstate) (void)rung_factor(h); /* the old factor back, if it can be */
-        return st;
+    ildl_api_log(h, 1, "rung by cost: rung %d's step (%d iterations) models %.3g s, the complete rung's %.3g s "
+                 "(%lld entries): rung 2", r, k, step_r, step_2, (long long)an.tiles.total_cap);
+    st = rung_install(h, 2, &an, &o, m, sizeof m);
+    h->info.rung_seconds[2] = ildl_wtime() - t0;
+    if (st == ILDL_SUCCESS) return 1;
+    ildl_api_log(h, 1, "rung by cost: rung 2 failed (%s); rung %d again", m, r);
+    if (h->rung == 2) { /* its factorization failed: rung r's analysis and factor back */
+        int64_t nd = 0;
+        char m2[sizeof h->err] = "";
+        (void)switch_rung(h, r, &nd, m2, sizeof m2);
     }
-    h->rung = rung;
-    h->info.rung = rung;
-    return rung_factor(h);
+    h->cost_breakeven = INFINITY;
+    return 0;
 }
 
 static void progress_cb(void *ctx, int it, double est)
@@ -353,6 +434,13 @@ int ildl_api_solve(ildl_handle *h, const double *b, double *x)
     if (h->opt.use_initial_guess)
         for (int32_t i = 0; i < n; i++)
             if (!isfinite(x[i])) return ildl_api_fail(h, ILDL_ERR_NAN_INF, "initial guess x[%d] = %g", (int)i, x[i]);
+    if (h->cost_iters > 0) { /* the last solve's iterations: the complete rung may be cheaper */
+        int prev = h->rung;
+        (void)ildl_api_cost_switch(h);
+        if (!h->factored)
+            return ildl_api_fail(h, ILDL_ERR_CALL_ORDER, "the complete rung (by cost) failed and rung %d could not be "
+                                 "made again: call ildl_factor", prev);
+    }
     double t0 = ildl_wtime();
     ildl_sqmr_params prm = solve_begin(h);
     ildl_info *I = &h->info;
@@ -396,6 +484,7 @@ int ildl_api_solve(ildl_handle *h, const double *b, double *x)
     ildl_api_log(h, 1, "solve: %s after %d iterations (%d on rung %d), true relative residual %.3e (%.3f s)",
             res.converged ? "converged" : "NOT converged", total, res.iterations, h->rung, res.true_residual,
             I->solve_seconds);
+    if (st == ILDL_SUCCESS) cost_note(h, res.iterations);
     if (st == ILDL_ERR_NOT_CONVERGED && overflow)
         ildl_api_fail(h, st, "the iterate exceeds the largest double at b's scale (is A singular?): x is the %s, true "
              "relative residual %.3e%s", overflow == 1 ? "initial guess" : "zero vector", res.true_residual, why);
@@ -481,6 +570,13 @@ int ildl_api_solve_multi(ildl_handle *h, int k, const double *B, int64_t ldb, do
             for (int32_t i = 0; i < n; i++)
                 if (!isfinite(x[i]))
                     return ildl_api_fail(h, ILDL_ERR_NAN_INF, "initial guess X[%d, column %d] = %g", (int)i, j, x[i]);
+    }
+    if (h->cost_iters > 0) {
+        int prev = h->rung;
+        (void)ildl_api_cost_switch(h);
+        if (!h->factored)
+            return ildl_api_fail(h, ILDL_ERR_CALL_ORDER, "the complete rung (by cost) failed and rung %d could not be "
+                                 "made again: call ildl_factor", prev);
     }
     double t0 = ildl_wtime();
     ildl_sqmr_params prm = solve_begin(h);
@@ -583,6 +679,12 @@ int ildl_api_solve_multi(ildl_handle *h, int k, const double *B, int64_t ldb, do
     I->iterate_seconds = iterate;
     ildl_api_log(h, 1, "solve_multi: %d of %d columns converged, at most %d iterations, largest true relative "
                  "residual %.3e (%.3f s)", k - nfail, k, most, worst_true, I->solve_seconds);
+    if (st == ILDL_SUCCESS && nfail == 0) {
+        int last = 0; /* the most iterations a column took on the last rung */
+        for (int a = 0; a < m; a++)
+            if (res[list[a]].iterations > last) last = res[list[a]].iterations;
+        cost_note(h, last);
+    }
     if (st) {
         ildl_api_fail(h, st, "%s", msg[0] ? msg : ildl_strerror(st));
     } else if (nfail > 0) {

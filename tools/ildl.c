@@ -29,6 +29,7 @@ static const named solve_kernels[] = {{"auto", ILDL_SOLVE_KERNELS_AUTO}, {"stage
 static const named l2_persists[] = {{"auto", ILDL_L2_PERSIST_AUTO}, {"off", ILDL_L2_PERSIST_OFF}, {0, 0}};
 static const named escalations[] = {{"none", ILDL_ESCALATE_NONE}, {"fill", ILDL_ESCALATE_FILL},
                                     {"complete", ILDL_ESCALATE_COMPLETE}, {0, 0}};
+static const named rung_choices[] = {{"cost", ILDL_RUNG_CHOICE_COST}, {"failure", ILDL_RUNG_CHOICE_FAILURE}, {0, 0}};
 static const named methods[] = {{"ildl", ILDL_METHOD_ILDL}, {"block-jacobi", ILDL_METHOD_BLOCK_JACOBI},
                                 {"fixed-point", ILDL_METHOD_FIXED_POINT}, {0, 0}};
 static const named leftovers[] = {{"scan", ILDL_LEFTOVER_SCAN}, {"atomic", ILDL_LEFTOVER_ATOMIC}, {0, 0}};
@@ -104,6 +105,9 @@ static void usage(FILE *f)
         "                                persisting-L2 size; off leaves it alone) [%s]\n"
         "  --escalation none|fill|complete   the highest rung of the ladder when SQMR fails: rung 1\n"
         "                                more fill, rung 2 the complete factor [%s]\n"
+        "  --rung-choice cost|failure    climb where SQMR fails, and (cost) also before the next\n"
+        "                                factor or solve where a converged solve's rung models a\n"
+        "                                step at least twice the complete rung's [%s]\n"
         "  --escalation-max-bytes B      a rung whose factor needs more bytes is not taken; 0 =\n"
         "                                half the host's memory [%g]\n"
         "  --escalation-max-seconds S    no rung starts after the solve has run S s; 0 = no limit [%g]\n"
@@ -131,7 +135,7 @@ static void usage(FILE *f)
         name_of(scalings, d.scaling), d.fill_level, d.fill_factor, d.drop_tol, name_of(pivots, d.pivoting),
         name_of(methods, d.method), ILDL_MAX_FP_SWEEPS, d.fp_sweeps, d.fp_eps, d.fp_delta, name_of(precisions, d.precision), d.max_block_size, d.block_threshold, name_of(leftovers, d.leftover),
         name_of(schedules, d.solve_schedule), name_of(solve_kernels, d.solve_kernels),
-        name_of(l2_persists, d.l2_persist), name_of(escalations, d.escalation), d.escalation_max_bytes,
+        name_of(l2_persists, d.l2_persist), name_of(escalations, d.escalation), name_of(rung_choices, d.rung_choice), d.escalation_max_bytes,
         d.escalation_max_seconds, ILDL_MAX_PUSHBACK_ROUNDS, d.pushback_rounds,
         d.tol, d.max_iter,
         d.num_threads);
@@ -345,6 +349,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--solve-kernels")) { NEEDV bad = parse_named(solve_kernels, o, v, &opt.solve_kernels); }
         else if (!strcmp(o, "--l2-persist")) { NEEDV bad = parse_named(l2_persists, o, v, &opt.l2_persist); }
         else if (!strcmp(o, "--escalation")) { NEEDV bad = parse_named(escalations, o, v, &opt.escalation); }
+        else if (!strcmp(o, "--rung-choice")) { NEEDV bad = parse_named(rung_choices, o, v, &opt.rung_choice); }
         else if (!strcmp(o, "--escalation-max-bytes")) { NEEDV bad = parse_double(o, v, &opt.escalation_max_bytes); }
         else if (!strcmp(o, "--escalation-max-seconds")) { NEEDV bad = parse_double(o, v, &opt.escalation_max_seconds); }
         else if (!strcmp(o, "--pushback")) { NEEDV bad = parse_int(o, v, &opt.pushback_rounds); }
@@ -554,8 +559,9 @@ report:
         }
         printf(",\"pushback\":%d,\"pushback_rounds\":%d,\"pushback_blocks\":%d", opt.pushback_rounds,
                (int)info.pushback_rounds, (int)info.pushback_blocks);
-        printf(",\"escalation\":\"%s\",\"rung\":%d,\"rung_iterations\":[%lld,%lld,%lld],"
+        printf(",\"escalation\":\"%s\",\"rung_choice\":\"%s\",\"rung\":%d,\"rung_iterations\":[%lld,%lld,%lld],"
                "\"rung_factor_nnz\":[%lld,%lld,%lld],\"rung_seconds\":[", name_of(escalations, opt.escalation),
+               name_of(rung_choices, opt.rung_choice),
                (int)info.rung, (long long)info.rung_iterations[0], (long long)info.rung_iterations[1],
                (long long)info.rung_iterations[2], (long long)info.rung_factor_nnz[0],
                (long long)info.rung_factor_nnz[1], (long long)info.rung_factor_nnz[2]);

@@ -16,7 +16,8 @@
  *
  *   ildl-cudss MATRIX [--repeat R (5)] [--tol T (1e-6)] [--ipm S (0)] [--spread D (6)]
  *                     [--cudss-ir N (0)] [--cudss-mt LIB] [--cudss-threads T] [--only ildl|cudss]
- *                     [--blocking rb|br|sn] [--refactor-scaling recompute|keep|equilibrate] [-v] [--json]
+ *                     [--blocking rb|br|sn] [--refactor-scaling recompute|keep|equilibrate]
+ *                     [--rung-choice cost|failure] [-v] [--json]
  * Exit status: 0 when every measurement ran (converged or not), 2 on a usage, input, CUDA or
  * cuDSS error. Built when ILDL_BUILD_BASELINES is on and ILDL_CUDSS_ROOT names a cuDSS
  * (bench/get-cudss.sh unpacks the PyPI wheel there). */
@@ -359,7 +360,8 @@ static void usage(FILE *f)
                "[--spread DECADES (6)]\n"
                "                  [--cudss-ir N (0)] [--cudss-mt LIB] [--cudss-threads T] [--only ildl|cudss] "
                "[--blocking rb|br|sn]\n"
-               "                  [--refactor-scaling recompute|keep|equilibrate] [-v] [--json]\n");
+               "                  [--refactor-scaling recompute|keep|equilibrate] [--rung-choice cost|failure]\n"
+               "                  [-v] [--json]\n");
 }
 
 int main(int argc, char **argv)
@@ -395,6 +397,11 @@ int main(int argc, char **argv)
                 else if (b == "br") ours.opt.blocking = ILDL_BLOCKING_BR;
                 else if (b == "sn") ours.opt.blocking = ILDL_BLOCKING_SN;
                 else throw Error("--blocking: rb, br or sn");
+            } else if (o == "--rung-choice") {
+                std::string b = need();
+                if (b == "cost") ours.opt.rung_choice = ILDL_RUNG_CHOICE_COST;
+                else if (b == "failure") ours.opt.rung_choice = ILDL_RUNG_CHOICE_FAILURE;
+                else throw Error("--rung-choice: cost or failure");
             } else if (o == "--refactor-scaling") {
                 std::string b = need();
                 if (b == "recompute") ours.opt.refactor_scaling = ILDL_REFACTOR_SCALING_RECOMPUTE;

@@ -27,6 +27,7 @@ _ENUMS = {
     "apply_mode": ("ildl_apply_mode", "ILDL_APPLY_"),
     "refactor_scaling": ("ildl_refactor_scaling", "ILDL_REFACTOR_SCALING_"),
     "method": ("ildl_method", "ILDL_METHOD_"),
+    "rung_choice": ("ildl_rung_choice", "ILDL_RUNG_CHOICE_"),
 }
 # fields that are not keywords: callbacks, reserved room, and the initial guess (solve's x0)
 _NOT_OPTIONS = {"log_fn", "log_ctx", "progress_fn", "progress_ctx", "use_initial_guess"}

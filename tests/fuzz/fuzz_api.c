@@ -161,7 +161,7 @@ static const field g_fields[] = {
     FD(pivot_tol), FD(pivot_perturb), FI(leftover), FD(tol), FI(max_iter), FI(use_initial_guess),
     FI(check_every), FI(num_threads), FI(verbosity), FI(device_id), FI(solve_schedule),
     FI(solve_kernels), FI(l2_persist), FI(escalation), FI(pushback_rounds), FI(apply_mode),
-    FI(refactor_scaling), FI(method), FI(fp_sweeps), FD(fp_eps), FD(fp_delta)};
+    FI(refactor_scaling), FI(method), FI(fp_sweeps), FI(rung_choice), FD(fp_eps), FD(fp_delta)};
 #define NFIELDS ((int)(sizeof g_fields / sizeof *g_fields))
 
 static int int_value(stream *s)
@@ -607,6 +607,7 @@ static const char *documented_out_of_range(const ildl_options *o)
     if (o->apply_mode != ILDL_APPLY_LDLT && o->apply_mode != ILDL_APPLY_SPD) return "apply_mode";
     if (o->refactor_scaling < ILDL_REFACTOR_SCALING_RECOMPUTE || o->refactor_scaling > ILDL_REFACTOR_SCALING_EQUILIBRATE)
         return "refactor_scaling";
+    if (o->rung_choice != ILDL_RUNG_CHOICE_COST && o->rung_choice != ILDL_RUNG_CHOICE_FAILURE) return "rung_choice";
     if (o->method != ILDL_METHOD_ILDL && o->method != ILDL_METHOD_BLOCK_JACOBI && o->method != ILDL_METHOD_FIXED_POINT)
         return "method";
     if (o->method == ILDL_METHOD_FIXED_POINT && o->precision != ILDL_PREC_DOUBLE) return "method";
