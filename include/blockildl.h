@@ -188,7 +188,7 @@ typedef enum {
                                     levels, flops): the next ildl_factor or ildl_solve on the
                                     handle then analyses and factors the complete rung first.
                                     A solve that converged never pays for it; the complete
-                                    rung's analysis is made only where it costs less than ten
+                                    rung's analysis is made only where it costs less than 20
                                     of the current steps. ILDL method, escalation COMPLETE
                                     (default) */
     ILDL_RUNG_CHOICE_FAILURE = 1 /* only where SQMR fails */

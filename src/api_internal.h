@@ -18,8 +18,11 @@ struct ildl_handle {
     int iter_last;         /* the last iteration the current rung reported */
     int cost_iters;        /* the rung by cost: iterations of the last converged solve, for the
                               next ildl_factor or ildl_solve to model (0: none pending) */
-    double cost_breakeven; /* iterations from which the complete rung was modeled to pay (0: not
-                              modeled on this rung; INFINITY: its analysis failed or was refused) */
+    double cost_breakeven; /* iterations from which the complete rung was modeled to pay
+                              (cost_modeled), or from which its analysis is worth making (not
+                              cost_modeled); 0: none yet on this rung; INFINITY: its analysis
+                              failed or was refused */
+    int cost_modeled;      /* cost_breakeven comes from a model of the complete rung's step */
     int backend;          /* resolved: CPU or CUDA */
     ildl_csr A;           /* user's matrix, sorted; values follow the last factor call */
     int64_t *src;         /* [nnz] sorted slot -> index in the user's arrays */
@@ -93,7 +96,7 @@ int64_t ildl_api_max_entries(const ildl_handle *h, const ildl_options *o);
 void ildl_api_info_from_analysis(ildl_handle *h);
 /* The rung by cost (options.rung_choice; api_solve.c): where the last converged solve left
  * h->cost_iters, model a step of the current rung and of the complete rung (its analysis made
- * here, within the memory budget and where it costs less than 50 modeled steps) and, where the
+ * here, within the memory budget and where it costs less than 20 modeled steps) and, where the
  * complete one is below half, install it and factor h's current values: 1. Otherwise 0, h as it
  * was (where rung 2's factorization failed, rung r analysed and factored again; h unfactored
  * if that failed too). */

@@ -131,6 +131,7 @@ static int rung_install(ildl_handle *h, int rung, ildl_analysis *an, const ildl_
     h->info.rung = rung;
     h->cost_iters = 0; /* the rung by cost starts again for the new rung */
     h->cost_breakeven = 0.0;
+    h->cost_modeled = 0;
     return rung_factor(h);
 }
 
@@ -154,8 +155,9 @@ static int switch_rung(ildl_handle *h, int rung, int64_t *needed, char *msg, siz
 
 /* A modeled step of the complete rung must cost less than this share of the current rung's. */
 #define COST_SHARE 0.5
-/* Its candidate analyses are made only where they cost less than this many current steps. */
-#define COST_HORIZON 50.0
+/* Its candidate analyses are made only where they cost less than this many current steps (a
+ * switch saves at least half a step per step). */
+#define COST_HORIZON 20.0
 /* SQMR iterations a step of the complete rung is modeled with (1 on most complete factors). */
 #define COST_COMPLETE_ITERATIONS 2
 
@@ -181,6 +183,7 @@ int ildl_api_cost_switch(ildl_handle *h)
     double step_r = cr.factor + (double)(k + 1) * cr.iteration, t_an = ildl_cost_analysis(h->A.rowptr[h->A.n]);
     if (t_an > COST_HORIZON * step_r) { /* the iterations from which the analysis is worth trying */
         h->cost_breakeven = (t_an / COST_HORIZON - cr.factor) / cr.iteration - 1.0;
+        h->cost_modeled = 0;
         ildl_api_log(h, 1, "rung by cost: rung %d's step (%d iterations) models %.3g s, the complete rung's "
                      "analysis %.3g s: not tried below %.0f iterations", r, k, step_r, t_an, h->cost_breakeven);
         return 0;
@@ -199,8 +202,12 @@ int ildl_api_cost_switch(ildl_handle *h)
     }
     ildl_cost_model(&an, h->backend, thr, &c2);
     double step_2 = c2.factor + COST_COMPLETE_ITERATIONS * c2.iteration;
-    if (!(step_2 < COST_SHARE * step_r)) {
+    /* past an earlier model's break-even the complete rung pays (an analysis of other values may
+     * model a little differently: not a second refusal at the cost of a second analysis) */
+    int past = h->cost_modeled && isfinite(h->cost_breakeven) && (double)k > h->cost_breakeven;
+    if (!past && !(step_2 < COST_SHARE * step_r)) {
         h->cost_breakeven = (step_2 / COST_SHARE - cr.factor) / cr.iteration - 1.0;
+        h->cost_modeled = 1;
         ildl_analysis_free(&an);
         ildl_api_log(h, 1, "rung by cost: rung %d's step (%d iterations) models %.3g s, the complete rung's %.3g s: "
                      "rung %d kept below %.0f iterations", r, k, step_r, step_2, r, h->cost_breakeven);

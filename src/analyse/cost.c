@@ -42,6 +42,7 @@ void ildl_cost_model(const ildl_analysis *an, int backend, int threads, ildl_ste
 }
 
 /* SN + METIS, SN + AMD and the options' own analysis, each with its matching reused: about
- * 2 us per entry of A on the host (their setups on the H200's host: 0.05-0.3 s for the shared
- * matrices of 10^5 entries) */
-double ildl_cost_analysis(int64_t nnz) { return 2e-6 * (double)nnz; }
+ * 1.2 us per entry of A on the host (their orderings and blocking on the H200's host: METIS
+ * 0.5-0.9 us per entry, AMD 0.1-0.2, BR's complete analysis 0.1-0.3, on the shared matrices of
+ * 4e4 to 1.3e5 entries) */
+double ildl_cost_analysis(int64_t nnz) { return 1.2e-6 * (double)nnz; }

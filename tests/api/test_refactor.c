@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "blockildl.h"
+#include "api_internal.h"
 #include "support/testutil.h"
 
 /* The KKT test matrix, 300 constraints and 600 variables. */
@@ -218,7 +219,8 @@ static ildl_info solved(ildl_handle *h, const ildl_csr *A, const double *b, doub
  * same factor, and on a second handle the next ildl_factor with new values (2A), take the
  * complete rung and solve in at most 2 iterations; with FAILURE both stay on rung 0 (the same
  * iterations on the same factor). The 2D Laplacian of 60 x 60 plus 0.5 I, which rung 0 solves
- * in a few iterations, stays on rung 0 with COST. */
+ * in a few iterations, stays on rung 0 with COST, and takes the complete rung where an earlier
+ * model's break-even lies below its iterations. */
 static void test_rung_by_cost(void **state)
 {
     (void)state;
@@ -280,6 +282,24 @@ static void test_rung_by_cost(void **state)
     assert_true(r0.iterations <= 20);
     assert_int_equal(r1.rung, 0);
     assert_int_equal(r1.iterations, r0.iterations);
+    /* past the break-even of an earlier model the complete rung is taken without a second
+     * decision: the same handle, its 3 iterations put past a break-even of 2 */
+    h->cost_iters = r1.iterations;
+    h->cost_breakeven = 0.0; /* no earlier model: this one decides, and stays */
+    h->cost_modeled = 0;
+    assert_int_equal(ildl_api_cost_switch(h), 0);
+    assert_true(h->cost_modeled && h->cost_breakeven > 3.0);
+    h->cost_iters = r1.iterations; /* past the break-even of the analysis' gate alone: decides */
+    h->cost_breakeven = 2.0;
+    h->cost_modeled = 0;
+    assert_int_equal(ildl_api_cost_switch(h), 0);
+    h->cost_iters = r1.iterations;
+    h->cost_breakeven = 2.0;
+    h->cost_modeled = 1;
+    assert_int_equal(ildl_api_cost_switch(h), 1);
+    ildl_info r2 = solved(h, &R, bR, xR);
+    assert_int_equal(r2.rung, 2);
+    assert_true(r2.iterations <= 2);
     ildl_destroy(h);
     free(bR), free(xR);
     ildl_csr_free(&R);
