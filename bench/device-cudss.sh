@@ -3,9 +3,9 @@
 # (or a tar of its binaries) .carry .devdata): libblockildl against NVIDIA cuDSS with ildl-cudss
 # (docs/baseline.md, "cuDSS"), into $OUT:
 #   compare  the shared matrices with n >= 10k (bench/suite-cudss.txt) and bab5 (kkt-lp): ours
-#            default and --refactor-scaling keep, cuDSS plain and with 2 refinement steps,
+#            default (refactor_scaling KEEP since s44) and --refactor-scaling recompute, cuDSS plain and with 2 refinement steps,
 #            --repeat REPEAT (5) -> cmp.jsonl
-#   large    control 70 and stokes 64 --pin (n ~ 1.03M): ours default and KEEP, cuDSS single-
+#   large    control 70 and stokes 64 --pin (n ~ 1.03M): ours default and RECOMPUTE, cuDSS single-
 #            threaded and with its 16-thread host layer, --repeat 3 -> large.jsonl
 #   ipm      the interior-point loop, 20 steps at 6 and 12 decades on seven systems: ours in each
 #            refactor_scaling, cuDSS plain and with 2 refinement steps -> ipm.jsonl
@@ -33,7 +33,7 @@ compare)
   for f in $(grep -v "^#" "$SUITE") bab5.mtx; do
     b=""; [ $f = bab5.mtx ] && b="--blocking rb"
     timeout 120 $C $M/$f --repeat "$REPEAT" $b --json >> "$O/cmp.jsonl" 2>> "$O/err.txt"
-    ours ildl-keep $M/$f --repeat "$REPEAT" $b --refactor-scaling keep >> "$O/cmp.jsonl" 2>> "$O/err.txt"
+    ours ildl-recompute $M/$f --repeat "$REPEAT" $b --refactor-scaling recompute >> "$O/cmp.jsonl" 2>> "$O/err.txt"
     timeout 120 $C $M/$f --repeat "$REPEAT" --only cudss --cudss-ir 2 --json >> "$O/cmp.jsonl" 2>> "$O/err.txt"
     echo "$f $(el) s"
   done ;;
@@ -42,7 +42,7 @@ large)
   $G stokes 64 /tmp/s64.mtx --pin > /dev/null
   for f in /tmp/c70.mtx /tmp/s64.mtx; do
     timeout 200 $C $f --repeat 3 --json >> "$O/large.jsonl" 2>> "$O/err.txt"
-    ours ildl-keep $f --repeat 3 --refactor-scaling keep >> "$O/large.jsonl" 2>> "$O/err.txt"
+    ours ildl-recompute $f --repeat 3 --refactor-scaling recompute >> "$O/large.jsonl" 2>> "$O/err.txt"
     timeout 120 $C $f --repeat 3 --only cudss --cudss-mt "$PWD/cudss/lib/libcudss_mtlayer_gomp.so.1" --cudss-threads 16 \
       --json >> "$O/large.jsonl" 2>> "$O/err.txt"
     echo "$f $(el) s"

@@ -2,7 +2,7 @@
 """Render docs/benchmarks-cudss.md from ildl-cudss results (bench/baseline/cudss_compare.cu).
 
 usage: render_cudss.py DIR [--commit C] [--ipm IPMDIR]      -> markdown on stdout
-DIR holds cmp.jsonl (the shared matrices: ildl, ildl-keep, cudss, cudss-ir2 lines), large.jsonl
+DIR holds cmp.jsonl (the shared matrices: ildl, ildl-keep or ildl-recompute, cudss, cudss-ir2 lines), large.jsonl
 (generated problems: ildl, cudss, cudss-mt16) and ipm.jsonl (interior-point loops, with
 "spread" and, for ours, "mode"; from IPMDIR instead where given, a run of its own). Every number comes from these files; nothing is typed by hand."""
 import json
@@ -62,7 +62,10 @@ def main():
     print("- cuDSS 1.0.0.35 (PyPI nvidia-cudss-cu13), its defaults (symmetric indefinite, lower triangle); "
           "`cudss-ir2`: 2 steps of its iterative refinement; `cudss-mt16`: its host threading layer "
           "(libcudss_mtlayer_gomp) with 16 threads")
-    print("- ours: the CUDA backend with default options (`ildl-keep`: `refactor_scaling = KEEP`); "
+    libs_present = {r["lib"] for r in cmp_rows + large}
+    ours2 = [l for l in ("ildl-keep", "ildl-recompute") if l in libs_present]
+    print("- ours: the CUDA backend with default options (`ildl`; the default refactor_scaling is KEEP "
+          "since s44, RECOMPUTE before; `ildl-keep`, `ildl-recompute`: that refactor_scaling); "
           "values, b and x in host memory for both, their copies timed")
     print("- first: analysis + factorization + solve from nothing; refactor: new values (2A, A, 2A, ...; "
           "runs before e10f42e: the same values) factored with the analysis reused, and solved; medians of the runs (5 for the shared "
@@ -73,8 +76,8 @@ def main():
     by = {}
     for r in cmp_rows + large:
         by[(r["matrix"], r["lib"], r["what"])] = r
-    mats = sorted({r["matrix"] for r in cmp_rows}, key=lambda m: by[(m, "ildl", "first")]["n"]
-                  if (m, "ildl", "first") in by else 0)
+    mats = sorted({r["matrix"] for r in cmp_rows}, key=lambda m: (by[(m, "ildl", "first")]["n"]
+                  if (m, "ildl", "first") in by else 0, m))
 
     def table(mats, libs, title):
         print(f"## {title}\n")
@@ -124,14 +127,14 @@ def main():
             print(f" First solve: median ratio {statistics.median(rf):.2f} (ours faster on {wins_f} of {len(rf)}).")
         print()
 
-    table(mats, ["ildl", "ildl-keep", "cudss", "cudss-ir2"], "Shared matrices with n ≥ 10k, and bab5 (kkt-lp)")
+    table(mats, ["ildl"] + ours2 + ["cudss", "cudss-ir2"], "Shared matrices with n ≥ 10k, and bab5 (kkt-lp)")
     lmats = sorted({r["matrix"] for r in large})
     if lmats:
         print("## Generated problems at n ≥ 1M\n")
         print("| problem | n | lib | analysis | factor | solve | first | refactor+solve | its | residual |")
         print("|---|---|---|---|---|---|---|---|---|---|")
         for m in lmats:
-            for lib in ("ildl", "cudss", "cudss-mt16", "ildl-keep"):
+            for lib in ["ildl", "cudss", "cudss-mt16"] + ours2:
                 f, r = by.get((m, lib, "first")), by.get((m, lib, "refactor"))
                 if not f:
                     continue

@@ -112,7 +112,7 @@ typedef enum {
                                             matching costs about as much as at setup) */
     ILDL_REFACTOR_SCALING_KEEP = 1,      /* the scaling of the analysis (ildl_setup's values, or the
                                             ladder's latest rung) kept: no host work, what a direct
-                                            solver's refactorization does */
+                                            solver's refactorization does (default) */
     ILDL_REFACTOR_SCALING_EQUILIBRATE = 2 /* symmetric Ruiz equilibration of the new values (cheap,
                                              parallel; max |entry| per row = 1 without a matching) */
 } ildl_refactor_scaling;
@@ -289,7 +289,7 @@ typedef struct ildl_options {
     int apply_mode;         /* ildl_apply_mode: what ildl_apply applies; default LDLT (ildl_solve's
                                SQMR always uses LDLT) */
     int refactor_scaling;   /* ildl_refactor_scaling: the scaling of a refactorization with new
-                               values; default RECOMPUTE (docs/robustness.md, "Refactorizations") */
+                               values; default KEEP (docs/robustness.md, "Refactorizations") */
     int method;             /* ildl_method: the preconditioner; default ILDL */
     int fp_sweeps;          /* method FIXED_POINT: sweeps, 1..ILDL_MAX_FP_SWEEPS; default 4 */
     int rung_choice;        /* ildl_rung_choice: when the ladder climbs; default COST */

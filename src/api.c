@@ -104,7 +104,7 @@ ILDL_API int ildl_options_default(ildl_options *o)
     o->escalation_max_seconds = 0.0;
     o->pushback_rounds = 0;
     o->apply_mode = ILDL_APPLY_LDLT;
-    o->refactor_scaling = ILDL_REFACTOR_SCALING_RECOMPUTE;
+    o->refactor_scaling = ILDL_REFACTOR_SCALING_KEEP;
     o->method = ILDL_METHOD_ILDL;
     o->fp_sweeps = 4;
     o->rung_choice = ILDL_RUNG_CHOICE_COST;

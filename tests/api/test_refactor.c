@@ -314,7 +314,7 @@ static void test_bad_option(void **state)
     kkt(&A);
     ildl_options o;
     ildl_options_default(&o);
-    assert_int_equal(o.refactor_scaling, ILDL_REFACTOR_SCALING_RECOMPUTE);
+    assert_int_equal(o.refactor_scaling, ILDL_REFACTOR_SCALING_KEEP);
     ildl_handle *h = (ildl_handle *)&o; /* must be overwritten with NULL */
     o.refactor_scaling = 3;
     assert_int_equal(ildl_setup(A.n, A.rowptr, A.col, A.val, &o, &h), ILDL_ERR_INVALID_OPTION);
