@@ -441,6 +441,7 @@ int ildl_api_solve(ildl_handle *h, const double *b, double *x)
     if (h->opt.use_initial_guess)
         for (int32_t i = 0; i < n; i++)
             if (!isfinite(x[i])) return ildl_api_fail(h, ILDL_ERR_NAN_INF, "initial guess x[%d] = %g", (int)i, x[i]);
+    double t0 = ildl_wtime(); /* the solve's time includes a change of rung by cost, as the rung's */
     if (h->cost_iters > 0) { /* the last solve's iterations: the complete rung may be cheaper */
         int prev = h->rung;
         (void)ildl_api_cost_switch(h);
@@ -448,7 +449,6 @@ int ildl_api_solve(ildl_handle *h, const double *b, double *x)
             return ildl_api_fail(h, ILDL_ERR_CALL_ORDER, "the complete rung (by cost) failed and rung %d could not be "
                                  "made again: call ildl_factor", prev);
     }
-    double t0 = ildl_wtime();
     ildl_sqmr_params prm = solve_begin(h);
     ildl_info *I = &h->info;
     /* the ladder restarts from the caller's x: kept only where a rung may follow */
@@ -578,6 +578,7 @@ int ildl_api_solve_multi(ildl_handle *h, int k, const double *B, int64_t ldb, do
                 if (!isfinite(x[i]))
                     return ildl_api_fail(h, ILDL_ERR_NAN_INF, "initial guess X[%d, column %d] = %g", (int)i, j, x[i]);
     }
+    double t0 = ildl_wtime();
     if (h->cost_iters > 0) {
         int prev = h->rung;
         (void)ildl_api_cost_switch(h);
@@ -585,7 +586,6 @@ int ildl_api_solve_multi(ildl_handle *h, int k, const double *B, int64_t ldb, do
             return ildl_api_fail(h, ILDL_ERR_CALL_ORDER, "the complete rung (by cost) failed and rung %d could not be "
                                  "made again: call ildl_factor", prev);
     }
-    double t0 = ildl_wtime();
     ildl_sqmr_params prm = solve_begin(h);
     ildl_info *I = &h->info;
     size_t kk = (size_t)k;

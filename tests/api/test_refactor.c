@@ -248,6 +248,8 @@ static void test_rung_by_cost(void **state)
             ildl_info i1;
             if (path == 0) {
                 i1 = solved(h, &A, b, x);
+                /* a change of rung by cost at the solve's start is the solve's, and rung 2's, time */
+                if (cost) assert_true(i1.rung_seconds[2] > 0.0 && i1.solve_seconds >= i1.rung_seconds[2]);
             } else {
                 ildl_csr A2 = A;
                 A2.val = v2;
