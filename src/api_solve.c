@@ -228,6 +228,19 @@ int ildl_api_cost_switch(ildl_handle *h)
     return 0;
 }
 
+/* Before a solve: the rung by cost where the last converged solve left iterations to model;
+ * ILDL_SUCCESS, or ILDL_ERR_CALL_ORDER (message set) where rung 2 failed and the current rung's
+ * factor could not be made again. */
+static int cost_before_solve(ildl_handle *h)
+{
+    if (h->cost_iters <= 0) return ILDL_SUCCESS;
+    int prev = h->rung;
+    (void)ildl_api_cost_switch(h);
+    if (h->factored) return ILDL_SUCCESS;
+    return ildl_api_fail(h, ILDL_ERR_CALL_ORDER, "the complete rung (by cost) failed and rung %d could not be made "
+                         "again: call ildl_factor", prev);
+}
+
 static void progress_cb(void *ctx, int it, double est)
 {
     ildl_handle *h = ctx;
@@ -442,13 +455,8 @@ int ildl_api_solve(ildl_handle *h, const double *b, double *x)
         for (int32_t i = 0; i < n; i++)
             if (!isfinite(x[i])) return ildl_api_fail(h, ILDL_ERR_NAN_INF, "initial guess x[%d] = %g", (int)i, x[i]);
     double t0 = ildl_wtime(); /* the solve's time includes a change of rung by cost, as the rung's */
-    if (h->cost_iters > 0) { /* the last solve's iterations: the complete rung may be cheaper */
-        int prev = h->rung;
-        (void)ildl_api_cost_switch(h);
-        if (!h->factored)
-            return ildl_api_fail(h, ILDL_ERR_CALL_ORDER, "the complete rung (by cost) failed and rung %d could not be "
-                                 "made again: call ildl_factor", prev);
-    }
+    int cs = cost_before_solve(h); /* the last solve's iterations: the complete rung may be cheaper */
+    if (cs) return cs;
     ildl_sqmr_params prm = solve_begin(h);
     ildl_info *I = &h->info;
     /* the ladder restarts from the caller's x: kept only where a rung may follow */
@@ -579,13 +587,8 @@ int ildl_api_solve_multi(ildl_handle *h, int k, const double *B, int64_t ldb, do
                     return ildl_api_fail(h, ILDL_ERR_NAN_INF, "initial guess X[%d, column %d] = %g", (int)i, j, x[i]);
     }
     double t0 = ildl_wtime();
-    if (h->cost_iters > 0) {
-        int prev = h->rung;
-        (void)ildl_api_cost_switch(h);
-        if (!h->factored)
-            return ildl_api_fail(h, ILDL_ERR_CALL_ORDER, "the complete rung (by cost) failed and rung %d could not be "
-                                 "made again: call ildl_factor", prev);
-    }
+    int cs = cost_before_solve(h); /* the last solve's iterations: the complete rung may be cheaper */
+    if (cs) return cs;
     ildl_sqmr_params prm = solve_begin(h);
     ildl_info *I = &h->info;
     size_t kk = (size_t)k;
