@@ -99,7 +99,9 @@ typedef enum {
  * into runs of similar rows, BR clusters rows of similar pattern and then orders the blocks
  * (docs/blocking-notes.md), SN cuts the order, postordered, into chains of its elimination
  * tree where the factor's columns change little: the blocks of a complete factor (the ladder's
- * rung 2 compares SN of METIS's and AMD's orders; docs/robustness.md). */
+ * rung 2 compares SN of METIS's and AMD's orders; docs/robustness.md); where those chains
+ * average fewer than 6 rows they are then merged up to max_block_size rows along the tree
+ * (fewer, larger blocks with explicit zeros: what the GPU's kernels need). */
 typedef enum { ILDL_BLOCKING_RB = 0, ILDL_BLOCKING_BR = 1, ILDL_BLOCKING_SN = 2 } ildl_blocking_strategy;
 typedef enum {
     ILDL_SCALING_NONE = 0,

@@ -82,7 +82,7 @@ static void usage(FILE *f)
         "  --backend cpu|cuda|auto       compute backend [%s]\n"
         "  --ordering auto|amd|rcm|gmc|gmc-fill|metis|natural  ordering of the blocks (auto: AMD, METIS if AMD's block graph is a chain; gmc-fill if the block graph has >= 1000 blocks and 4x fewer levels so; gmc-fill: colour classes stay level sets after the fill) [%s]\n"
         "  --blocking rb|br|sn           blocking strategy (sn: chains of the elimination tree, for\n"
-        "                                complete factors) [%s]\n"
+        "                                complete factors; short chains merged up to the block size) [%s]\n"
         "  --scaling none|equilibrate|matching    scaling [%s]\n"
         "  --fill-level L                block level of fill l_f [%d]\n"
         "  --fill-factor R               capacity per block r_f * nnz(A_ij); <= 0 unlimited [%g]\n"

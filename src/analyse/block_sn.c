@@ -18,6 +18,12 @@
 /* A unit joins the block of its child when the child's column count is at least this share of
  * the unit's (rows of the unit plus its column count). */
 #define SN_KEEP 0.5
+/* Amalgamation only where the chains average fewer rows than this: there the GPU's cost per
+ * block row dominates (sqd_liswet1: 2.0 rows, factor 3.3 -> 1.5 ms on an H200); on larger
+ * chains it gains 9-15% (ncvxqp1, cvxqp3, stokes64) and the new pivot order within the merged
+ * blocks is not worth the risk: the singular stokes64's complete factor then failed SQMR on
+ * 2A, with 1, 2 or 11 iterations before (perf-notes §86) */
+#define SN_AMALGAMATE_MEAN 6
 
 typedef struct {
     int32_t nu;
@@ -89,8 +95,42 @@ static void sn_postorder(const int32_t *parent, int32_t nu, int32_t *head, int32
     }
 }
 
-int ildl_block_sn(const ildl_csr *A, const int32_t *order, const int32_t *pair, int max_bs, int64_t max_work,
-                  int *over, ildl_blocking *out)
+/* Amalgamation, for kernels whose cost is per block row more than per entry (the GPU's): the
+ * blocks (bu[0..nb], first units in postorder; bu[nb] = nu) merged from the last to the
+ * first. The block A just before the current group G joins it when the rows fit in max_bs and
+ * A's top unit hangs below G (its parent in G) or beside it (its parent that of G's top unit);
+ * the merged columns then share the structure below the group's top or its parent's, and
+ * their explicit zeros are stored. Returns the new count of blocks (bu rewritten in place). */
+static int32_t sn_amalgamate(const sn_units *U, const int32_t *post, const int32_t *par, int max_bs, int32_t nb,
+                             int32_t *bu)
+{
+    int32_t out = 0; /* groups written to bu[nb - out .. nb - 1] going down, moved up at the end */
+    int32_t gf = 0, gt = 0, grows = 0;
+    for (int32_t b = nb - 1; b >= 0; b--) {
+        int32_t f = bu[b], t = bu[b + 1] - 1;
+        int32_t rows = 0;
+        for (int32_t x = f; x <= t; x++) rows += U->ustart[post[x] + 1] - U->ustart[post[x]];
+        int join = b < nb - 1 && rows + grows <= max_bs &&
+                   ((par[t] >= gf && par[t] <= gt) || (par[t] >= 0 && par[t] == par[gt]));
+        if (join) {
+            gf = f;
+            grows += rows;
+        } else {
+            if (b < nb - 1) bu[nb - 1 - out++] = gf; /* the finished group */
+            gf = f;
+            gt = t;
+            grows = rows;
+        }
+    }
+    bu[nb - 1 - out++] = gf;
+    int32_t nu = bu[nb];
+    memmove(bu, bu + nb - out, sizeof(int32_t) * (size_t)out);
+    bu[out] = nu;
+    return out;
+}
+
+int ildl_block_sn(const ildl_csr *A, const int32_t *order, const int32_t *pair, int max_bs, int amalgamate,
+                  int64_t max_work, int *over, ildl_blocking *out)
 {
     if (over) *over = 0;
     if (out) memset(out, 0, sizeof *out);
@@ -108,7 +148,7 @@ int ildl_block_sn(const ildl_csr *A, const int32_t *order, const int32_t *pair, 
     U.urow = ildl_malloc(sizeof(int32_t) * (size_t)n);
     U.parent = ildl_malloc(sizeof(int32_t) * (size_t)n);
     w1 = ildl_malloc(sizeof(int32_t) * (size_t)n);
-    w2 = ildl_malloc(sizeof(int32_t) * (size_t)n);
+    w2 = ildl_malloc(sizeof(int32_t) * ((size_t)n + 1));
     w3 = ildl_malloc(sizeof(int32_t) * (size_t)n);
     post = ildl_malloc(sizeof(int32_t) * (size_t)n);
     pos = ildl_malloc(sizeof(int32_t) * (size_t)n);
@@ -158,18 +198,27 @@ int ildl_block_sn(const ildl_csr *A, const int32_t *order, const int32_t *pair, 
         }
     }
     /* blocks: chains x-1 -> x (x the parent of x-1) while the rows fit and x-1's column keeps
-     * at least SN_KEEP of x's */
-    int32_t nb = 0, size = 0, q = 0;
+     * at least SN_KEEP of x's; bu[b]: the first unit (postorder position) of block b */
+    int32_t *bu = w2, nb = 0, size = 0;
     for (int32_t x = 0; x < nu; x++) {
         int32_t u = post[x], wx = U.ustart[u + 1] - U.ustart[u];
         int join = x > 0 && size + wx <= max_bs && par[x - 1] == x &&
                    (double)cc[x - 1] >= SN_KEEP * (double)(cc[x] + wx);
         if (!join) {
-            bstart[nb++] = q;
+            bu[nb++] = x;
             size = 0;
         }
         size += wx;
-        for (int32_t k = U.ustart[u]; k < U.ustart[u + 1]; k++) out->perm[q++] = order[k];
+    }
+    bu[nb] = nu;
+    if (amalgamate && (double)n < SN_AMALGAMATE_MEAN * (double)nb) nb = sn_amalgamate(&U, post, par, max_bs, nb, bu);
+    int32_t q = 0;
+    for (int32_t b = 0; b < nb; b++) {
+        bstart[b] = q;
+        for (int32_t x = bu[b]; x < bu[b + 1]; x++) {
+            int32_t u = post[x];
+            for (int32_t k = U.ustart[u]; k < U.ustart[u + 1]; k++) out->perm[q++] = order[k];
+        }
     }
     bstart[nb] = n;
     out->n = n;

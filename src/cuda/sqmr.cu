@@ -22,7 +22,11 @@ extern "C" {
 }
 
 enum { HALT_NONE = 0, HALT_CHECK = 1, HALT_BREAKDOWN = 2, HALT_MAXIT = 3, HALT_STAGNATED = 4 };
-#define SQMR_BATCH 8       /* iterations launched between two reads of the status */
+/* Iterations launched between two reads of the status: 1 after each (re)start and true-residual
+ * check, doubling up to SQMR_BATCH. The launches of a batch after its halt are empty but not
+ * free (a whole captured iteration each): a solve that converges in its first iteration (a
+ * complete factor's) paid for seven of them (perf-notes §86). */
+#define SQMR_BATCH 8
 
 /* halt: what stops the iteration's path; hx: what k_step_x (beside the sweeps) found, moved
  * to halt by k_direction or the host; xgo: k_step_r took a step, so k_step_x updates d and x. */
@@ -637,13 +641,14 @@ cleanup:
     return status;
 }
 
-/* (Re)start from the residual in d_r (sqmr_start): q = M^{-1} r, tau, theta, rho, d = 0. */
-static int start(ildl_cuda_ctx *c, sqmr_scalars *h)
+/* (Re)start from the residual in d_r (sqmr_start): q = M^{-1} r, tau, theta, rho, d = 0.
+ * known >= 0: ||r|| already computed (r = b, x0 = 0: the same kernel on the same vector). */
+static int start(ildl_cuda_ctx *c, sqmr_scalars *h, double known)
 {
     int status = ildl_cuda_apply_device(c, c->d_r, c->d_qv, c->stream);
-    double rnorm, rq;
+    double rnorm = known, rq;
     if (status) return status;
-    if ((status = nrm2_host(c, c->d_r, &rnorm))) return status;
+    if (known < 0.0 && (status = nrm2_host(c, c->d_r, &rnorm))) return status;
     if ((status = dot_host(c, c->d_r, c->d_qv, &rq))) return status;
     CU(cudaMemsetAsync(c->d_d, 0, sizeof(double) * (size_t)c->n, c->stream));
     h->tau = rnorm;
@@ -697,7 +702,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
 {
     device_scope scope; /* the caller's context back on return */
     ildl_cuda_clear_message();
-    int status = ILDL_SUCCESS, xbad = 0, stall = 0, starts = 0, checks = 0;
+    int status = ILDL_SUCCESS, xbad = 0, stall = 0, starts = 0, checks = 0, use_b = 0, batch = 1;
     ildl_sqmr_result out = {0, 0, 0.0, 0.0, 0.0, 0};
     sqmr_scalars h;
     memset(&h, 0, sizeof h);
@@ -728,6 +733,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
         if ((status = true_residual(c, c->d_x, c->d_r, bnorm, &best))) goto cleanup;
     }
     if (!prm->use_x0 || !isfinite(best)) {
+        use_b = 1;
         CU(cudaMemsetAsync(c->d_x, 0, nb, c->stream));
         CU(cudaMemcpyAsync(c->d_r, c->d_b, nb, cudaMemcpyDeviceToDevice, c->stream));
         best = 1.0;
@@ -743,7 +749,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
     h.max_iter = prm->max_iter;
     h.stall_window = prm->stall_window;
     h.last_check = -1;
-    status = start(c, &h);
+    status = start(c, &h, use_b ? bnorm : -1.0);
     starts++;
     /* every batch ends in a stream synchronisation, so host time spans the device's work */
     t_iter = status == ILDL_SUCCESS ? ildl_wtime() : 0.0;
@@ -751,7 +757,8 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
         if (h.iter >= prm->max_iter) { status = ILDL_ERR_NOT_CONVERGED; break; }
         h.hx = h.xgo = 0;
         CU(cudaMemcpyAsync(c->d_S, &h, sizeof h, cudaMemcpyHostToDevice, c->stream));
-        for (int k = 0; k < SQMR_BATCH; k++) CU(cudaGraphLaunch(c->g_full, c->stream));
+        for (int k = 0; k < batch; k++) CU(cudaGraphLaunch(c->g_full, c->stream));
+        batch = batch * 2 < SQMR_BATCH ? batch * 2 : SQMR_BATCH;
         CU(cudaMemcpyAsync(&h, c->d_S, sizeof h, cudaMemcpyDeviceToHost, c->stream));
         CU(cudaStreamSynchronize(c->stream));
         /* a non-finite x beside a check (which stopped k_direction first) is still a breakdown */
@@ -765,6 +772,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
         /* HALT_CHECK: the estimate says converged; confirm with the true residual */
         double prev_best = best, r;
         checks++;
+        batch = 1;
         if ((status = true_residual(c, c->d_x, c->d_u, bnorm, &r))) break;
         xres = r;
         if (!isfinite(r)) { status = ILDL_ERR_BREAKDOWN; break; }
@@ -777,7 +785,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
             stall = (r < 0.5 * prev_best) ? 0 : stall + 1;
             if (stall >= ILDL_SQMR_MAX_STALL) { status = ILDL_ERR_NOT_CONVERGED; break; }
             CU(cudaMemcpyAsync(c->d_r, c->d_u, nb, cudaMemcpyDeviceToDevice, c->stream));
-            status = start(c, &h);
+            status = start(c, &h, -1.0);
             starts++;
             continue;
         }

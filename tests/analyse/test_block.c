@@ -239,7 +239,7 @@ static void test_rb_hand6(void **state)
         ildl_blocking_free(&B);
 
         /* pair (2,3) with room for 3 rows and no similarity test: {0,1} {2,3,4} {5} */
-        assert_int_equal(ildl_block_rb(&A, order, pair, 3, 0.0, &B), ILDL_SUCCESS);
+        assert_int_equal(ildl_block_rb(&A, order, pair, 3, 0, &B), ILDL_SUCCESS);
         expect_bstart(&B, 3, (int32_t[]){0, 2, 5, 6});
         ildl_blocking_free(&B);
         ildl_csr_free(&A);
@@ -283,7 +283,7 @@ static void test_rb_invariants(void **state)
     const int bsz[] = {1, 2, 5, 8, 32};
     for (int mat = 0; mat < 4; mat++) {
         ildl_csr A;
-        if (mat == 0) ildl_test_laplace2d(17, 0.0, &A);
+        if (mat == 0) ildl_test_laplace2d(17, 0, &A);
         else ildl_test_random_sym(300 + 50 * mat, 2 + 3 * mat, 1.0, 0.1, 77 + mat, &A);
         int32_t n = A.n;
         int32_t *order = malloc(sizeof(int32_t) * (size_t)n);
@@ -350,15 +350,17 @@ static int64_t dense_symbolic(const ildl_csr *A, const int32_t *perm, char *L)
 /* SN without pairs: the same fill as the given order (its postorder), every block a chain of
  * the elimination tree (parent(k) = k+1 inside a block), and a block ends exactly where the
  * rule says: full, not a chain, or the column of L below k holding fewer than half the rows
- * of k+1's column and k+1. With pairs: partition and pairs only. */
+ * of k+1's column and k+1. Amalgamated: the greedy merge's rule (below). With pairs:
+ * partition and pairs only. */
 static void test_sn_rule(void **state)
 {
     (void)state;
     uint64_t s = 777;
+    int merged = 0;
     const int bsz[] = {1, 2, 5, 32};
     for (int mat = 0; mat < 4; mat++) {
         ildl_csr A;
-        if (mat == 0) ildl_test_laplace2d(15, 0.0, &A);
+        if (mat == 0) ildl_test_laplace2d(15, 0, &A);
         else if (mat == 3) ildl_test_kkt_zero_first(25, 60, 5, &A);
         else ildl_test_random_sym(150 + 60 * mat, 2 * mat, 1.0, 0.2, 31 + mat, &A);
         int32_t n = A.n;
@@ -375,7 +377,7 @@ static void test_sn_rule(void **state)
                 for (int usep = 0; usep < 2; usep++) {
                     ildl_blocking B;
                     const int32_t *pp = usep ? pair : NULL;
-                    assert_int_equal(ildl_block_sn(&A, order, pp, bsz[bi], 0, NULL, &B), ILDL_SUCCESS);
+                    assert_int_equal(ildl_block_sn(&A, order, pp, bsz[bi], 0, 0, NULL, &B), ILDL_SUCCESS);
                     check_partition(&B, n, bsz[bi]);
                     if (pp && bsz[bi] > 1) check_pairs(&B, pp);
                     if (!pp) {
@@ -402,6 +404,39 @@ static void test_sn_rule(void **state)
                         free(blk);
                         free(pos);
                     }
+                    /* amalgamated: the same order, cut at a subset of the chains' cuts, each block
+                     * within the size; a cut stays exactly where the greedy merge from the last
+                     * block down stops: where the block before the group does not fit or hangs
+                     * neither below the group nor beside it (par of the group's top) */
+                    ildl_blocking G;
+                    assert_int_equal(ildl_block_sn(&A, order, pp, bsz[bi], 1, 0, NULL, &G), ILDL_SUCCESS);
+                    check_partition(&G, n, bsz[bi]);
+                    if (pp && bsz[bi] > 1) check_pairs(&G, pp);
+                    assert_memory_equal(G.perm, B.perm, sizeof(int32_t) * (size_t)n);
+                    assert_true(G.nb <= B.nb);
+                    int amal = 6 * B.nb > n; /* chains of 6 rows or more on average: kept */
+                    if (!amal) assert_int_equal(G.nb, B.nb);
+                    merged += G.nb < B.nb;
+                    char *cut = calloc((size_t)n + 1, 1);
+                    assert_non_null(cut);
+                    for (int32_t b = 0; b <= B.nb; b++) cut[B.bstart[b]] = 1;
+                    for (int32_t g = 0; g <= G.nb; g++) assert_true(cut[G.bstart[g]]);
+                    if (!pp && amal)
+                        for (int32_t g = 0; g < G.nb; g++) {
+                            int32_t f = G.bstart[g], e = G.bstart[g + 1] - 1;
+                            for (int32_t k = f; k <= e; k++) {
+                                if (!cut[k] || k == 0) continue;
+                                /* the block before k: [a, k-1]; the group [k, e] at that point */
+                                int32_t a = k - 1;
+                                while (!cut[a]) a--;
+                                int hangs = (par[k - 1] >= k && par[k - 1] <= e) ||
+                                            (par[k - 1] >= 0 && par[k - 1] == par[e]);
+                                int fits = (e - a + 1) <= bsz[bi];
+                                assert_int_equal(k > f, hangs && fits); /* inside: merged; at f: refused */
+                            }
+                        }
+                    free(cut);
+                    ildl_blocking_free(&G);
                     ildl_blocking_free(&B);
                 }
             free(pair);
@@ -409,6 +444,7 @@ static void test_sn_rule(void **state)
         free(order); free(L); free(cc); free(par);
         ildl_csr_free(&A);
     }
+    assert_true(merged > 0); /* the amalgamation is not a no-op on these */
 }
 
 /* SN with a work limit below the factor's entries refuses (out of memory), holding nothing; an
@@ -417,17 +453,17 @@ static void test_sn_limit(void **state)
 {
     (void)state;
     ildl_csr A;
-    ildl_test_laplace2d(30, 0.0, &A);
+    ildl_test_laplace2d(30, 0, &A);
     int32_t n = A.n, *order = malloc(sizeof(int32_t) * (size_t)n);
     assert_non_null(order);
     identity(n, order);
     ildl_blocking B;
     int over = 0;
-    assert_int_equal(ildl_block_sn(&A, order, NULL, 32, 100, &over, &B), ILDL_ERR_OUT_OF_MEMORY);
+    assert_int_equal(ildl_block_sn(&A, order, NULL, 32, 0, 100, &over, &B), ILDL_ERR_OUT_OF_MEMORY);
     assert_int_equal(over, 1);
     assert_null(B.perm);
     assert_null(B.bstart);
-    assert_int_equal(ildl_block_sn(&A, order, NULL, 32, 100000000, &over, &B), ILDL_SUCCESS);
+    assert_int_equal(ildl_block_sn(&A, order, NULL, 32, 0, 100000000, &over, &B), ILDL_SUCCESS);
     assert_int_equal(over, 0);
     ildl_blocking_free(&B);
     /* through the analysis: refused with the budget in the message, nothing held */
@@ -443,6 +479,39 @@ static void test_sn_limit(void **state)
     assert_true(an.tiles.total_cap > 100);
     ildl_analysis_free(&an);
     free(order);
+    ildl_csr_free(&A);
+}
+
+/* An SN analysis is the same for every backend (the CPU's factor is the GPU's reference, and
+ * the ladder's results agree across backends): amalgamated for both, fewer blocks than the
+ * order's chains of the elimination tree would give on this KKT system of small chains. */
+static void test_sn_same_for_every_backend(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    ildl_test_kkt_zero_first(40, 160, 7, &A);
+    ildl_analysis an[3];
+    const int backend[3] = {ILDL_BACKEND_CPU, ILDL_BACKEND_CUDA, ILDL_BACKEND_AUTO};
+    for (int k = 0; k < 3; k++) {
+        ildl_options o;
+        ildl_test_complete_options(&o, ILDL_BLOCKING_SN, ILDL_ORDER_AMD);
+        o.backend = backend[k];
+        char msg[256] = "";
+        assert_int_equal(ildl_analyse(&A, NULL, &o, &an[k], msg, sizeof msg), ILDL_SUCCESS);
+    }
+    int32_t n = A.n;
+    for (int k = 1; k < 3; k++) {
+        assert_int_equal(an[k].blk.nb, an[0].blk.nb);
+        assert_memory_equal(an[k].blk.perm, an[0].blk.perm, sizeof(int32_t) * (size_t)n);
+        assert_memory_equal(an[k].blk.bstart, an[0].blk.bstart, sizeof(int32_t) * ((size_t)an[0].blk.nb + 1));
+        assert_int_equal(an[k].tiles.total_cap, an[0].tiles.total_cap);
+    }
+    ildl_blocking chains;
+    assert_int_equal(ildl_block_sn(&A, an[0].blk.perm, NULL, 32, 0, 0, NULL, &chains), ILDL_SUCCESS);
+    assert_true(6 * chains.nb > n);     /* small chains: amalgamated */
+    assert_true(an[0].blk.nb < chains.nb);
+    ildl_blocking_free(&chains);
+    for (int k = 0; k < 3; k++) ildl_analysis_free(&an[k]);
     ildl_csr_free(&A);
 }
 
@@ -547,7 +616,7 @@ static void test_br_invariants(void **state)
                         ILDL_ORDER_GMC, ILDL_ORDER_GMC_FILL};
     for (int mat = 0; mat < 3; mat++) {
         ildl_csr A;
-        if (mat == 0) ildl_test_laplace2d(18, 0.0, &A);
+        if (mat == 0) ildl_test_laplace2d(18, 0, &A);
         else ildl_test_random_sym(400 + 100 * mat, 3 * mat, 1.0, 0.2, 5 + mat, &A);
         int32_t n = A.n;
         int32_t *pair = random_pairs(n, &s);
@@ -584,7 +653,7 @@ static void test_br_thread_independent_large(void **state)
     const int threads[] = {2, 5};
     int prev = ildl_set_threads(1);
     ildl_csr A;
-    ildl_test_laplace2d(380, 0.0, &A); /* 144400 rows: three chunks */
+    ildl_test_laplace2d(380, 0, &A); /* 144400 rows: three chunks */
     int32_t n = A.n;
     int32_t *pair = random_pairs(n, &s);
     for (int oi = 0; oi < 6; oi++)
@@ -624,7 +693,7 @@ static void test_br_thread_independent(void **state)
     int prev = ildl_set_threads(1);
     for (int mat = 0; mat < 3; mat++) {
         ildl_csr A;
-        if (mat == 0) ildl_test_laplace2d(40, 0.0, &A);
+        if (mat == 0) ildl_test_laplace2d(40, 0, &A);
         else ildl_test_random_sym(3000 * mat, 2 + 4 * mat, 1.0, 0.1, 11 + mat, &A);
         int32_t n = A.n;
         int32_t *pair = random_pairs(n, &s);
@@ -659,7 +728,7 @@ static void test_br_laplace(void **state)
     (void)state;
     ildl_csr A;
     ildl_blocking B;
-    ildl_test_laplace2d(20, 0.0, &A);
+    ildl_test_laplace2d(20, 0, &A);
     int32_t n = A.n;
     assert_int_equal(ildl_block_br(&A, ILDL_ORDER_NATURAL, 1, NULL, 32, 0.8, 1.0, &B), ILDL_SUCCESS);
     assert_int_equal(B.nb, n);
@@ -669,7 +738,7 @@ static void test_br_laplace(void **state)
     check_partition(&B, n, 32);
     assert_true(B.nb < n / 2);
     ildl_blocking_free(&B);
-    assert_int_equal(ildl_block_br(&A, ILDL_ORDER_AMD, 1, NULL, 16, 0.0, 0.9, &B), ILDL_SUCCESS);
+    assert_int_equal(ildl_block_br(&A, ILDL_ORDER_AMD, 1, NULL, 16, 0, 0.9, &B), ILDL_SUCCESS);
     check_partition(&B, n, 16);
     assert_true(B.nb < n / 4);
     ildl_blocking_free(&B);
@@ -707,7 +776,7 @@ static void test_invalid(void **state)
     (void)state;
     ildl_csr A;
     ildl_blocking B;
-    ildl_test_laplace2d(4, 0.0, &A);
+    ildl_test_laplace2d(4, 0, &A);
     int32_t order[16], bad[16], pair[16];
     identity(16, order);
     identity(16, bad);
@@ -729,13 +798,13 @@ static void test_invalid(void **state)
     assert_int_equal(ildl_block_br(&A, 99, 1, NULL, 8, 0.8, 0.9, &B), ILDL_ERR_INVALID_OPTION);
     assert_null(B.perm);
     assert_int_equal(ildl_block_br(NULL, ILDL_ORDER_AMD, 1, NULL, 8, 0.8, 0.9, &B), ILDL_ERR_INVALID_OPTION);
-    assert_int_equal(ildl_block_sn(&A, order, NULL, 0, 0, NULL, &B), ILDL_ERR_INVALID_OPTION);
-    assert_int_equal(ildl_block_sn(&A, order, NULL, 33, 0, NULL, &B), ILDL_ERR_INVALID_OPTION);
-    assert_int_equal(ildl_block_sn(&A, bad, NULL, 8, 0, NULL, &B), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_block_sn(&A, order, NULL, 0, 0, 0, NULL, &B), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_block_sn(&A, order, NULL, 33, 0, 0, NULL, &B), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_block_sn(&A, bad, NULL, 8, 0, 0, NULL, &B), ILDL_ERR_INVALID_OPTION);
     assert_null(B.perm);
-    assert_int_equal(ildl_block_sn(&A, NULL, NULL, 8, 0, NULL, &B), ILDL_ERR_INVALID_OPTION);
-    assert_int_equal(ildl_block_sn(&A, order, pair, 8, 0, NULL, &B), ILDL_ERR_INVALID_OPTION);
-    assert_int_equal(ildl_block_sn(&A, order, NULL, 8, 0, NULL, NULL), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_block_sn(&A, NULL, NULL, 8, 0, 0, NULL, &B), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_block_sn(&A, order, pair, 8, 0, 0, NULL, &B), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_block_sn(&A, order, NULL, 8, 0, 0, NULL, NULL), ILDL_ERR_INVALID_OPTION);
 
     ildl_blocking_free(NULL);
     ildl_csr_free(&A);
@@ -747,7 +816,7 @@ static void test_speed(void **state)
     (void)state;
     ildl_csr A;
     ildl_blocking B;
-    ildl_test_random_sym(35000, 13, 1.0, 0.0, 3, &A);
+    ildl_test_random_sym(35000, 13, 1.0, 0, 3, &A);
     int32_t n = A.n;
     int32_t *order = malloc(sizeof(int32_t) * (size_t)n);
     assert_non_null(order);
@@ -785,6 +854,7 @@ int main(void)
         cmocka_unit_test(test_implicit_diagonal),
         cmocka_unit_test(test_sn_rule),
         cmocka_unit_test(test_sn_limit),
+        cmocka_unit_test(test_sn_same_for_every_backend),
         cmocka_unit_test(test_invalid),
         cmocka_unit_test(test_speed),
     };
