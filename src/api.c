@@ -412,12 +412,11 @@ fail:
     return st;
 }
 
-/* 1 if the entries of row i of the known pattern hold symmetric values (src, tmap: setup's). */
-static int row_symmetric(const ildl_handle *h, const double *values, int32_t i, int64_t *bad)
+/* 1 if the entries of row i of A hold symmetric values (tmap: setup's). */
+static int row_symmetric(const ildl_csr *A, const int64_t *tmap, int32_t i, int64_t *bad)
 {
-    const ildl_csr *A = &h->A;
     for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-        double a = values[h->src[p]], b = values[h->src[h->tmap[p]]];
+        double a = A->val[p], b = A->val[tmap[p]];
         if (fabs(a - b) > ILDL_SYM_TOL * fmax(fabs(a), fabs(b))) {
             *bad = p;
             return 0;
@@ -426,28 +425,50 @@ static int row_symmetric(const ildl_handle *h, const double *values, int32_t i, 
     return 1;
 }
 
-/* Check new values: finite and symmetric on the known pattern. In parallel (an interior-point
- * code refactors every iteration); the first bad entry is reported, as a serial scan finds it. */
-static int check_values(ildl_handle *h, const double *values)
+/* A's values back from the accepted ones (user_values, in the user's order). */
+static void restore_values(ildl_handle *h)
 {
-    const ildl_csr *A = &h->A;
+    int64_t nnz = h->A.rowptr[h->A.n];
+#pragma omp parallel for schedule(static)
+    for (int64_t p = 0; p < nnz; p++) h->A.val[p] = h->user_values[h->src[p]];
+}
+
+/* New values into A (its order), checked finite and symmetric on the known pattern, in one
+ * parallel pass and a pass over the rows (an interior-point code refactors every iteration; the
+ * first bad entry is reported, as a serial scan finds it). *same: the values are bit for bit the
+ * accepted ones (A unchanged). On failure A holds the accepted values again. */
+static int take_values(ildl_handle *h, const double *values, int *same)
+{
+    ildl_csr *A = &h->A;
     int64_t nnz = A->rowptr[A->n], bad = nnz;
-#pragma omp parallel for schedule(static) reduction(min : bad)
-    for (int64_t p = 0; p < nnz; p++)
-        if (p < bad && !isfinite(values[h->src[p]])) bad = p;
-    if (bad < nnz)
+    int differs = 0;
+#pragma omp parallel for schedule(static) reduction(min : bad) reduction(| : differs)
+    for (int64_t p = 0; p < nnz; p++) {
+        int64_t q = h->src[p];
+        double a = values[q];
+        differs |= memcmp(&a, &h->user_values[q], sizeof a) != 0;
+        if (p < bad && !isfinite(a)) bad = p;
+        A->val[p] = a;
+    }
+    *same = !differs;
+    if (!differs) return ILDL_SUCCESS;
+    if (bad < nnz) {
+        restore_values(h);
         return ildl_api_fail(h, ILDL_ERR_NAN_INF, "value %lld is %g", (long long)h->src[bad], values[h->src[bad]]);
+    }
     int32_t badrow = A->n;
 #pragma omp parallel for schedule(dynamic, 4096) reduction(min : badrow)
     for (int32_t i = 0; i < A->n; i++) {
         int64_t p;
-        if (i < badrow && !row_symmetric(h, values, i, &p)) badrow = i;
+        if (i < badrow && !row_symmetric(A, h->tmap, i, &p)) badrow = i;
     }
     if (badrow < A->n) {
         int64_t p = 0;
-        row_symmetric(h, values, badrow, &p);
-        return ildl_api_fail(h, ILDL_ERR_NOT_SYMMETRIC, "a(%d,%d) = %.17g but a(%d,%d) = %.17g", (int)badrow,
-                    (int)A->col[p], values[h->src[p]], (int)A->col[p], (int)badrow, values[h->src[h->tmap[p]]]);
+        row_symmetric(A, h->tmap, badrow, &p);
+        int st = ildl_api_fail(h, ILDL_ERR_NOT_SYMMETRIC, "a(%d,%d) = %.17g but a(%d,%d) = %.17g", (int)badrow,
+                               (int)A->col[p], A->val[p], (int)A->col[p], (int)badrow, A->val[h->tmap[p]]);
+        restore_values(h);
+        return st;
     }
     return ILDL_SUCCESS;
 }
@@ -471,17 +492,17 @@ static int accept_values(ildl_handle *h, const double **values, double *t_check,
 {
     int64_t nnz = h->A.rowptr[h->A.n];
     const double *v = *values;
-    if (v && !h->scale_stale && h->opt.refactor_scaling != ILDL_REFACTOR_SCALING_EQUILIBRATE &&
-        memcmp(v, h->user_values, sizeof(double) * (size_t)nnz) == 0)
-        v = *values = NULL;
     if (!v) return ILDL_SUCCESS;
     double t = ildl_wtime();
-    int st = check_values(h, v);
+    int same = 0;
+    int st = take_values(h, v, &same);
     if (st) { h->factored = 0; return st; }
+    if (same && !h->scale_stale && h->opt.refactor_scaling != ILDL_REFACTOR_SCALING_EQUILIBRATE) {
+        *values = NULL; /* the accepted values again: as NULL */
+        return ILDL_SUCCESS;
+    }
     ildl_match_memo_clear(&h->memo); /* A's values change */
-    ildl_copy_parallel(h->user_values, v, sizeof(double) * (size_t)nnz);
-#pragma omp parallel for schedule(static)
-    for (int64_t p = 0; p < nnz; p++) h->A.val[p] = v[h->src[p]];
+    if (!same) ildl_copy_parallel(h->user_values, v, sizeof(double) * (size_t)nnz);
     *t_scale = ildl_wtime();
     *t_check = *t_scale - t;
     h->scale_stale = 1;

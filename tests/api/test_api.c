@@ -543,6 +543,17 @@ static void test_factor_null_values(void **state)
     assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS); /* v2 again, not setup's values */
     assert_int_equal(ildl_solve(h, b, x1), ILDL_SUCCESS);
     assert_memory_equal(x1, x2, sizeof(double) * n);
+    /* refused for symmetry, past the rows already taken: v2 again as well */
+    memcpy(vbad, v2, sizeof(double) * nnz);
+    vbad[nnz - 2] *= 1.5;
+    assert_int_equal(ildl_factor(h, vbad), ILDL_ERR_NOT_SYMMETRIC);
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    assert_int_equal(ildl_solve(h, b, x1), ILDL_SUCCESS);
+    assert_memory_equal(x1, x2, sizeof(double) * n);
+    /* v2 itself again: as NULL, the same x */
+    assert_int_equal(ildl_factor(h, v2), ILDL_SUCCESS);
+    assert_int_equal(ildl_solve(h, b, x1), ILDL_SUCCESS);
+    assert_memory_equal(x1, x2, sizeof(double) * n);
     ildl_destroy(h);
     free(v2); free(vbad); free(b); free(x1); free(x2);
     ildl_csr_free(&A);
