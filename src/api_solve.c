@@ -53,14 +53,33 @@ static int rung_factor(ildl_handle *h)
     return st;
 }
 
+/* A modeled step of the complete rung must cost less than this share of the current rung's. */
+#define COST_SHARE 0.5
+/* Its candidate analyses are made only where they cost less than this many current steps (a
+ * switch saves at least half a step per step). */
+#define COST_HORIZON 20.0
+/* SQMR iterations a step of the complete rung is modeled with (1 on most complete factors). */
+#define COST_COMPLETE_ITERATIONS 2
+
+/* The model's step of a complete factor of analysis an: on the CUDA backend's model whatever
+ * h's backend, so that both backends choose the same analysis (the CPU's factor is the GPU's
+ * reference, and a ladder's results agree across them). */
+static double complete_step_model(const ildl_analysis *an)
+{
+    ildl_step_cost c;
+    ildl_cost_model(an, ILDL_BACKEND_CUDA, 1, &c);
+    return c.factor + COST_COMPLETE_ITERATIONS * c.iteration;
+}
+
 /* The analysis of a rung's options *o (max_entries: the budget, 0 = none). The complete rung
- * with the ordering left to the library (AUTO) takes the fewest entries of three analyses:
- * supernodal blocking (SN: chains of the elimination tree) of METIS's and of AMD's order of the
- * rows, then the options' blocking and order, the first on ties; each later one runs with the
- * best so far as its limit, so it is refused before allocating if it is not smaller. (On 14
- * shared matrices SN kept 2-5x fewer entries than the RB blocking of the same orders, which this
- * rung used before, 3-15x fewer levels, and fewer than the options' BR on all 14: tried first,
- * SN spares the allocation of BR's larger factor.) Where the first needs more than 4x the
+ * with the ordering left to the library (AUTO) takes, of three analyses, the one whose step the
+ * cost model (analyse/cost.h) puts lowest: supernodal blocking (SN: chains of the elimination
+ * tree) of METIS's and of AMD's order of the rows, then the options' blocking and order, the
+ * first on ties; each later one runs with the fewest entries so far as its limit, so it is
+ * refused before allocating if it is not smaller. (The fewest entries alone would take AMD's
+ * order of sqd_liswet1, a chain of 600-950 levels, or the options' BR of sqd_hues-mod, 9 992
+ * blocks of 3 rows: 33x and 7x the model's step of the one chosen. SN tried first spares the
+ * allocation of BR's larger factor.) Where the first needs more than 4x the
  * budget the others are not tried. *o becomes the options used; *needed the fewest entries
  * asked for where every one is refused for the budget (0 where none could say). */
 static int rung_analyse(ildl_handle *h, int rung, int64_t max_entries, ildl_options *o, int64_t *needed,
@@ -80,11 +99,13 @@ static int rung_analyse(ildl_handle *h, int rung, int64_t max_entries, ildl_opti
         ncand = 3;
     }
     *needed = 0;
+    int64_t fewest = 0; /* entries of the smallest analysis so far */
+    double best = 0.0;  /* the model's step of *an */
     for (int c = 0; c < ncand; c++) {
         int64_t lim = max_entries;
         if (have) {
-            if (an->tiles.total_cap <= 1) break;
-            lim = an->tiles.total_cap - 1;
+            if (fewest <= 1) break;
+            lim = fewest - 1;
         } else if (c > 0 && max_entries > 0 && least > 4 * max_entries) {
             break;
         }
@@ -93,9 +114,16 @@ static int rung_analyse(ildl_handle *h, int rung, int64_t max_entries, ildl_opti
         char m[256] = "";
         int s2 = ildl_analyse_within(&h->A, h->src, &cand[c], lim, &nd, &h->memo, &a, m, sizeof m);
         if (s2 == ILDL_SUCCESS) {
+            double step = ncand > 1 ? complete_step_model(&a) : 0.0;
+            if (!have || a.tiles.total_cap < fewest) fewest = a.tiles.total_cap;
+            if (have && !(step < best)) {
+                ildl_analysis_free(&a);
+                continue;
+            }
             if (have) ildl_analysis_free(an);
             *an = a;
             *o = cand[c];
+            best = step;
             have = 1;
         } else if (!have) {
             st = s2;
@@ -152,14 +180,6 @@ static int switch_rung(ildl_handle *h, int rung, int64_t *needed, char *msg, siz
 }
 
 /* ------------------------------------------------------------------ the rung by cost */
-
-/* A modeled step of the complete rung must cost less than this share of the current rung's. */
-#define COST_SHARE 0.5
-/* Its candidate analyses are made only where they cost less than this many current steps (a
- * switch saves at least half a step per step). */
-#define COST_HORIZON 20.0
-/* SQMR iterations a step of the complete rung is modeled with (1 on most complete factors). */
-#define COST_COMPLETE_ITERATIONS 2
 
 /* After a solve that converged in k iterations: where options.rung_choice is COST and a
  * complete rung lies above an ILDL rung, k is kept for the next ildl_factor or ildl_solve

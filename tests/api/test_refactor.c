@@ -16,6 +16,7 @@
 #include <string.h>
 #include "blockildl.h"
 #include "api_internal.h"
+#include "analyse/cost.h"
 #include "support/testutil.h"
 
 /* The KKT test matrix, 300 constraints and 600 variables. */
@@ -213,6 +214,95 @@ static ildl_info solved(ildl_handle *h, const ildl_csr *A, const double *b, doub
     return info;
 }
 
+/* An arrow KKT system [H B^T; B -0.01 I]: H = diag(1 + i mod 5) of order k, B 2 x k dense: its
+ * BR blocks are k / 3 small ones below two dense rows, SN's a few merged ones. */
+static void arrow_kkt(int32_t k, ildl_csr *A)
+{
+    int64_t nt = (int64_t)3 * k + 2;
+    int32_t *ti = malloc(sizeof(int32_t) * (size_t)nt), *tj = malloc(sizeof(int32_t) * (size_t)nt);
+    double *tv = malloc(sizeof(double) * (size_t)nt);
+    assert_true(ti && tj && tv);
+    uint64_t seed = 3;
+    int64_t q = 0;
+    for (int32_t i = 0; i < k; i++, q++) ti[q] = tj[q] = i, tv[q] = 1.0 + (double)(i % 5);
+    for (int32_t r = 0; r < 2; r++) {
+        for (int32_t j = 0; j < k; j++, q++) ti[q] = k + r, tj[q] = j, tv[q] = 2.0 * ildl_test_rand(&seed) - 1.0;
+        ti[q] = tj[q] = k + r, tv[q] = -0.01, q++;
+    }
+    ildl_test_csr_from_triplets(k + 2, q, ti, tj, tv, A);
+    free(ti); free(tj); free(tv);
+}
+
+/* The complete rung's analysis: of SN + METIS, SN + AMD and the options' own blocking and order
+ * (each later one only where it holds fewer entries than the fewest so far), the one whose step
+ * the CUDA model puts lowest (the first on ties), on either backend. Checked against the three
+ * analyses made here on three systems moved to the complete rung by cost; on the arrow KKT
+ * system the options' BR holds the fewest entries and is not the one taken. */
+static void test_complete_rung_choice(void **state)
+{
+    (void)state;
+    for (int m = 0; m < 3; m++) {
+        ildl_csr A;
+        if (m == 0) ildl_test_laplace2d(40, 0.2, &A);
+        else if (m == 1) ildl_test_kkt_zero_first(300, 600, 42, &A);
+        else arrow_kkt(3000, &A);
+        double *b = ramp(A.n), *x = malloc(sizeof(double) * (size_t)A.n);
+        assert_non_null(x);
+        ildl_options o;
+        ildl_options_default(&o);
+        ildl_handle *h = NULL;
+        assert_int_equal(ildl_setup(A.n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
+        assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+        int st = ildl_solve(h, b, x);
+        assert_true(st == ILDL_SUCCESS || st == ILDL_ERR_NOT_CONVERGED);
+        if (h->rung < 2) { /* a rung-0 step of 100 000 iterations: the complete rung pays */
+            h->cost_iters = 100000;
+            h->cost_breakeven = 0.0;
+            h->cost_modeled = 0;
+            assert_int_equal(ildl_api_cost_switch(h), 1);
+        }
+        assert_int_equal(h->rung, 2);
+        ildl_options cand[3];
+        for (int c = 0; c < 3; c++) {
+            cand[c] = h->opt;
+            cand[c].blocking = c < 2 ? ILDL_BLOCKING_SN : h->user_opt.blocking;
+            cand[c].ordering = c == 0 ? ILDL_ORDER_METIS : c == 1 ? ILDL_ORDER_AMD : h->user_opt.ordering;
+        }
+        int chosen = -1;
+        int64_t fewest = 0, entries[3] = {-1, -1, -1};
+        double best = 0.0, step[3] = {0, 0, 0};
+        for (int c = 0; c < 3; c++) {
+            ildl_analysis an;
+            int64_t need = 0;
+            char msg[256] = "";
+            if (ildl_analyse_within(&h->A, h->src, &cand[c], 0, &need, NULL, &an, msg, sizeof msg)) continue;
+            ildl_step_cost sc;
+            ildl_cost_model(&an, ILDL_BACKEND_CUDA, 1, &sc);
+            entries[c] = an.tiles.total_cap;
+            step[c] = sc.factor + 2.0 * sc.iteration;
+            ildl_analysis_free(&an);
+            if (chosen >= 0 && entries[c] >= fewest) continue; /* refused by the limit */
+            if (chosen < 0 || entries[c] < fewest) fewest = entries[c];
+            if (chosen < 0 || step[c] < best) {
+                chosen = c;
+                best = step[c];
+            }
+        }
+        printf("complete rung, system %d: entries %lld / %lld / %lld, modeled steps %.3g / %.3g / %.3g ms: %d "
+               "(the handle: %lld entries)\n", m, (long long)entries[0], (long long)entries[1], (long long)entries[2],
+               1e3 * step[0], 1e3 * step[1], 1e3 * step[2], chosen, (long long)h->an.tiles.total_cap);
+        assert_true(chosen >= 0);
+        if (m == 2) assert_true(entries[2] >= 0 && entries[2] < entries[chosen]); /* not the fewest */
+        assert_int_equal(h->opt.blocking, cand[chosen].blocking);
+        assert_int_equal(h->opt.ordering, cand[chosen].ordering);
+        assert_int_equal(h->an.tiles.total_cap, entries[chosen]);
+        ildl_destroy(h);
+        free(b);
+        free(x);
+        ildl_csr_free(&A);
+    }
+}
+
 /* The rung by cost (options.rung_choice): the 2D Laplacian of 40 x 40 shifted by 0.2 takes rung
  * 0 over a hundred SQMR iterations, and its complete factor is small. With COST the first solve
  * stays on rung 0 (a solve that converged never pays for the model); the next ildl_solve on the
@@ -340,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_sequence),
         cmocka_unit_test(test_same_values),
         cmocka_unit_test(test_rung_by_cost),
+        cmocka_unit_test(test_complete_rung_choice),
         cmocka_unit_test(test_bad_option),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
