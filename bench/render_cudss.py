@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Render docs/benchmarks-cudss.md from ildl-cudss results (bench/baseline/cudss_compare.cu).
 
-usage: render_cudss.py DIR [--commit C] [--ipm IPMDIR]      -> markdown on stdout
+usage: render_cudss.py DIR [--commit C] [--ipm IPMDIR] [--large LARGEDIR --large-commit C2]   -> markdown on stdout
 DIR holds cmp.jsonl (the shared matrices: ildl, ildl-keep or ildl-recompute, cudss, cudss-ir2 lines), large.jsonl
 (generated problems: ildl, cudss, cudss-mt16) and ipm.jsonl (interior-point loops, with
-"spread" and, for ours, "mode"; from IPMDIR instead where given, a run of its own). Every number comes from these files; nothing is typed by hand."""
+"spread" and, for ours, "mode"; from IPMDIR instead where given, a run of its own; large.jsonl from LARGEDIR where given, a
+run of an earlier build C2, said so in its section). Every number comes from these files; nothing is typed by hand."""
 import json
 import os
 import statistics
@@ -51,7 +52,10 @@ def main():
     d = args[0]
     commit = args[args.index("--commit") + 1] if "--commit" in args else None
     ipm_dir = args[args.index("--ipm") + 1] if "--ipm" in args else d
-    cmp_rows, large = (jsonl(os.path.join(d, f)) for f in ("cmp.jsonl", "large.jsonl"))
+    large_dir = args[args.index("--large") + 1] if "--large" in args else d
+    large_commit = args[args.index("--large-commit") + 1] if "--large-commit" in args else None
+    cmp_rows = jsonl(os.path.join(d, "cmp.jsonl"))
+    large = jsonl(os.path.join(large_dir, "large.jsonl"))
     ipm = jsonl(os.path.join(ipm_dir, "ipm.jsonl"))
     device = next((r["device"] for r in cmp_rows + large + ipm), "?")
     print("# Against cuDSS\n")
@@ -62,8 +66,8 @@ def main():
     print("- cuDSS 1.0.0.35 (PyPI nvidia-cudss-cu13), its defaults (symmetric indefinite, lower triangle); "
           "`cudss-ir2`: 2 steps of its iterative refinement; `cudss-mt16`: its host threading layer "
           "(libcudss_mtlayer_gomp) with 16 threads")
-    libs_present = {r["lib"] for r in cmp_rows + large}
-    ours2 = [l for l in ("ildl-keep", "ildl-recompute") if l in libs_present]
+    ours2 = [l for l in ("ildl-keep", "ildl-recompute") if l in {r["lib"] for r in cmp_rows}]
+    ours2_large = [l for l in ("ildl-keep", "ildl-recompute") if l in {r["lib"] for r in large}]
     print("- ours: the CUDA backend with default options (`ildl`; the default refactor_scaling is KEEP "
           "since s44, RECOMPUTE before; `ildl-keep`, `ildl-recompute`: that refactor_scaling); "
           "values, b and x in host memory for both, their copies timed")
@@ -131,10 +135,13 @@ def main():
     lmats = sorted({r["matrix"] for r in large})
     if lmats:
         print("## Generated problems at n ≥ 1M\n")
+        if large_dir != d:
+            print(f"From `{large_dir}`" + (f", a run of commit {large_commit}" if large_commit else "")
+                  + ": not run again with the build above.\n")
         print("| problem | n | lib | analysis | factor | solve | first | refactor+solve | its | residual |")
         print("|---|---|---|---|---|---|---|---|---|---|")
         for m in lmats:
-            for lib in ["ildl", "cudss", "cudss-mt16"] + ours2:
+            for lib in ["ildl", "cudss", "cudss-mt16"] + ours2_large:
                 f, r = by.get((m, lib, "first")), by.get((m, lib, "refactor"))
                 if not f:
                     continue
