@@ -5,7 +5,9 @@
  * of units, each the parent of the one before it, up to max_bs rows, joined while a unit's
  * column of L is at least `keep` of its parent's (the zeros a dense tile of the two then
  * stores). Blocks of 32 consecutive rows of an order (RB) put unrelated subtrees into one
- * block, whose block fill joins all their structures; these blocks follow the tree instead. */
+ * block, whose block fill joins all their structures; these blocks follow the tree instead.
+ * Where the chains are short (KKT systems: 1-4 rows), they are then merged along the tree up to
+ * max_bs rows (sn_amalgamate): fewer block rows and levels for explicit zeros. */
 
 #include "analyse/block.h"
 #include "blockildl.h"
@@ -19,10 +21,9 @@
  * the unit's (rows of the unit plus its column count). */
 #define SN_KEEP 0.5
 /* Amalgamation only where the chains average fewer rows than this: there the GPU's cost per
- * block row dominates (sqd_liswet1: 2.0 rows, factor 3.3 -> 1.5 ms on an H200); on larger
- * chains it gains 9-15% (ncvxqp1, cvxqp3, stokes64) and the new pivot order within the merged
- * blocks is not worth the risk: the singular stokes64's complete factor then failed SQMR on
- * 2A, with 1, 2 or 11 iterations before (perf-notes §86) */
+ * block row dominates (sqd_liswet1: 2.0 rows, factor 3.3 -> 1.5 ms on an H200); on longer
+ * chains it gained 9-15% and moved the perturbed pivots of the singular stokes64 (8.1 rows) so
+ * that SQMR no longer solved with its complete factor of 2A (perf-notes §86) */
 #define SN_AMALGAMATE_MEAN 6
 
 typedef struct {
