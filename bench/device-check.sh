@@ -81,6 +81,9 @@ agreement factor-split-none "no tile's updates computed apart" ILDL_TEST_TUNING=
 timeout 120 $B/tests/cuda_test_cuda_rhs > "$OUTDIR/rhs.log" 2>&1; echo "extreme right-hand sides, ladder, push-back test exit $?"
 grep -E "^laplace|^diagonal|^GPU 2-norms|^device apply|^ladder|^push-back|^ildl_apply_multi" "$OUTDIR/rhs.log"
 timeout 120 $B/tests/api_test_api > "$OUTDIR/api.log" 2>&1; echo "api tests exit $?"
+# the rung by cost decides with the backend's model: its tests on the GPU's
+timeout 120 $B/tests/api_test_refactor > "$OUTDIR/refactor.log" 2>&1; echo "refactorization and rung-by-cost tests exit $?"
+grep -E "^rung choice|^SQD chain|^complete rung" "$OUTDIR/refactor.log"
 timeout 120 $B/tests/cuda_test_cuda_oom > "$OUTDIR/oom.log" 2>&1; echo "device memory exhaustion test exit $?"
 timeout 120 $B/tests/cuda_test_cuda_threads > "$OUTDIR/threads.log" 2>&1; echo "concurrent handles test exit $?"
 grep -E "^job " "$OUTDIR/threads.log"
