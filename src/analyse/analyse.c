@@ -316,7 +316,7 @@ int ildl_analyse_within(const ildl_csr *A, const int64_t *src, const ildl_option
         if (st) goto cleanup;
         if (o->blocking == ILDL_BLOCKING_SN) {
             int over = 0;
-            /* amalgamated: fewer, larger blocks (perf-notes §86) */
+            /* short chains merged into fewer, larger blocks (block_sn.c, perf-notes §86) */
             st = ildl_block_sn(A, order, pair, o->max_block_size, 1, max_entries, &over, &an->blk);
             if (over) { /* refused while counting the factor's entries */
                 ildl_msg(msg, msglen, "the factor needs more than the %lld entries allowed", (long long)max_entries);
