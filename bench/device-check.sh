@@ -74,10 +74,11 @@ grep -E "^refactor round" "$OUTDIR/gpu-tests-pageable.log"
 # the sweeps' tickets in level order (sf_chain_order=0; the default is the chain order of
 # src/analyse/tickets.c): any topological order must give the same bits
 agreement level-order "tickets in level order" ILDL_TEST_TUNING=sf_chain_order=0
-# the factorization's split pulls (plan.cu, pull_split_plan): every tile with an update computed
-# apart (factor_split=1), and none (factor_split=0; the default rule splits narrow chunks only)
+# the factorization's per-tile work of narrow chunks (plan.cu, chunk_narrow): in every chunk,
+# every tile with an update computed apart (factor_split=1), and in none: no split pulls, a warp
+# per off-diagonal solve (factor_split=0; the default rule: narrow chunks only)
 agreement factor-split-all "every tile's updates computed apart" ILDL_TEST_TUNING=factor_split=1
-agreement factor-split-none "no tile's updates computed apart" ILDL_TEST_TUNING=factor_split=0
+agreement factor-split-none "no tile's updates computed apart, a warp per solve" ILDL_TEST_TUNING=factor_split=0
 timeout 120 $B/tests/cuda_test_cuda_rhs > "$OUTDIR/rhs.log" 2>&1; echo "extreme right-hand sides, ladder, push-back test exit $?"
 grep -E "^laplace|^diagonal|^GPU 2-norms|^device apply|^ladder|^push-back|^ildl_apply_multi" "$OUTDIR/rhs.log"
 timeout 120 $B/tests/api_test_api > "$OUTDIR/api.log" 2>&1; echo "api tests exit $?"

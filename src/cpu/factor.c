@@ -30,7 +30,10 @@
  *              off-diagonal tile in row order acc += U_ij(r,c)^2 for c ascending;
  *              rownorm = sqrt(acc).
  *   dropping   tau-dropping applies to every off-diagonal tile, dense ones included (a dense
- *              tile keeps its dropped entries as stored zeros); keep-largest only to sparse.
+ *              tile keeps its dropped entries as stored zeros), except that tau = 0 leaves
+ *              dense tiles as they are (it would drop only zeros, storing -0 as +0), so that
+ *              a store of dense tiles only skips the pass; keep-largest only to sparse. The
+ *              row norms are taken where something is dropped.
  *   leftover   deterministic scan (ILDL_LEFTOVER_SCAN) in storage order: a sparse tile with
  *              need > cap gets min(need - cap, leftover); grants draw only on capacity left
  *              by earlier levels: after a level, leftover += sum over its sparse tiles of
@@ -268,11 +271,17 @@ static int phase_a_row(ildl_tiles *T, const ildl_factor_params *p, const ildl_fa
         factor_diag(T, p, i, slot, res, w);
         for (int64_t s = 1; s < nt; s++) solve_offdiag(T, i, t0 + s, slot, res, slot + s * TILE, w);
     }
-    row_norms(T, i, slot, rownorm);
+    /* tau = 0 leaves dense tiles as they are (see the header: dropping) */
+    int drop_dense = p->drop_tol != 0.0, any = drop_dense;
+    for (int64_t s = 1; s < nt && !any; s++) any = T->format[t0 + s] == ILDL_TILE_SPARSE;
+    if (any) row_norms(T, i, slot, rownorm);
     need[0] = (int64_t)mi * mi;
     for (int64_t s = 1; s < nt; s++) {
         int mj = ildl_tiles_block_size(T, T->col[t0 + s]);
-        need[s] = RN(ildl_drop_tile)(mi, mj, slot + s * TILE, rownorm, p->drop_tol, -1);
+        if (drop_dense || T->format[t0 + s] == ILDL_TILE_SPARSE)
+            need[s] = RN(ildl_drop_tile)(mi, mj, slot + s * TILE, rownorm, p->drop_tol, -1);
+        else
+            need[s] = (int64_t)mi * mj;
     }
     return ILDL_SUCCESS;
 }

@@ -14,6 +14,7 @@ extern "C" {
 struct factor_totals {
     unsigned long long nnz;
     unsigned long long n2x2, pos, neg, zero;
+    unsigned long long perturbed; /* pivots perturbed, from d_block_perturbed */
 };
 
 /* The factorization's plan (plan.cu), its work space and its streams (factor.cu, factorize.cu). */
@@ -29,6 +30,9 @@ struct cuda_factor_work {
                               or -(capacity + 1) for a sparse off-diagonal one (factor_phase_b.cu) */
     int32_t *d_tile_rr, *d_tile_s; /* off-diagonal tiles of each chunk: (row in chunk, slot) */
     int64_t budget;        /* in-flight tiles */
+    int all_dense;         /* no sparse tile: T.off and T.nnz are the static capacity offsets and
+                              capacities, uploaded at setup; with tau = 0 a factorization skips
+                              the drop and phase B (factor.cu) */
     double *d_inflight;    /* float in precision single (allocated at that size) */
     int64_t *d_need;
     ildl_dense_result *d_res;
@@ -199,6 +203,7 @@ int plan_chunks(ildl_cuda_ctx *c, const ildl_tiles *T, int32_t *rowbase, int32_t
  * the host's ildl_tiles_col_diag of every block row). */
 cudaError_t sf_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const int64_t *col_diag);
 cudaError_t colperm_plan(ildl_cuda_ctx *c, const ildl_tiles *T);
+bool chunk_narrow(const ildl_cuda_ctx *c, int32_t ch);
 cudaError_t pull_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const int32_t *tile_rr, const int32_t *tile_s);
 /* Choose and configure the solve kernels for wf / wb warps per block (0: the defaults of the
  * kernels chosen), allocating their lanes if needed (solve_select.cu). */
@@ -214,6 +219,9 @@ int ildl_cuda_profiling(void);
  * float, then the inversion of the diagonal tiles for the solves (tiles.h); ILDL_SUCCESS or
  * the status of a failed CUDA call. */
 int factor_run(ildl_cuda_ctx *c, const factor_params_d &prm, int leftover);
+/* Whether factor_run skips the drop and phase B: a store of dense tiles only (all_dense),
+ * tau = 0, not the fixed-point method. */
+bool factor_dense_path(const ildl_cuda_ctx *c, const factor_params_d &prm);
 /* Shared-memory limits of the factorization kernels (once per context). */
 cudaError_t factor_configure(void);
 cudaError_t fp_configure(void); /* fixed_point.cu: the sweeps' kernels' shared memory */

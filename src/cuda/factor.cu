@@ -49,6 +49,11 @@ static int factor_chunks(ildl_cuda_ctx *c, const factor_params_d &prm, int lefto
      * (the in-flight buffer is reused); the solves of the off-diagonal tiles join the two.
      * Profiling runs the two one after the other, to time each. */
     cudaStream_t s0 = c->fac.fstream[0], s1 = prof ? c->fac.fstream[0] : c->fac.fstream[1];
+    /* a store of dense tiles only, tau = 0: the drop would only count (tau = 0 keeps every
+     * dense entry, src/cpu/factor.c) and phase B would only give every tile its capacity at
+     * its capacity offset (uploaded at setup); the pivots perturbed are then counted from
+     * d_block_perturbed (factorize.cu) */
+    const bool dense_path = factor_dense_path(c, prm);
     for (int32_t ch = 0; ch < c->fac.nchunks; ch++) {
         int32_t r0 = c->fac.chunk_r0[ch], nrows = c->fac.chunk_n[ch];
         const int32_t *rows = c->d_level_rows + r0, *rb = c->fac.d_rowbase + r0;
@@ -80,26 +85,29 @@ static int factor_chunks(ildl_cuda_ctx *c, const factor_params_d &prm, int lefto
             PROFILE_POINT(0);
             if (nofd > 0) {
                 CU(cudaStreamWaitEvent(s0, c->fac.ev_join, 0));
-                phase_a_solve_launch<R>(nofd, s0, c->T, rows, rb, tile_rr + toff, tile_s + toff, inflight, c->fac.d_res);
+                phase_a_solve_launch<R>(nofd, s0, c->T, rows, rb, tile_rr + toff, tile_s + toff, inflight, c->fac.d_res,
+                                        chunk_narrow(c, ch));
                 CU_LAUNCH();
                 PROFILE_POINT(5);
             }
         }
-        phase_a_drop_launch<R>(nrows, s0, c->T, prm, rows, rb, inflight, c->fac.d_need, rownorm);
-        CU_LAUNCH();
-        PROFILE_POINT(2);
-        int64_t nslots = c->fac.chunk_slots[ch];
-        if (leftover == ILDL_LEFTOVER_ATOMIC) {
-            phase_b_atomic_launch(s0, c->T, nrows, nslots, c->fac.d_slot_size, c->fac.d_need, c->fac.d_res,
-                                  c->fac.d_state);
+        if (!dense_path) {
+            phase_a_drop_launch<R>(nrows, s0, c->T, prm, rows, rb, inflight, c->fac.d_need, rownorm);
             CU_LAUNCH();
-            phase_b_atomic_end_launch(s0, c->T, nslots, c->fac.d_state, c->fac.chunk_last[ch]);
-        } else {
-            phase_b_launch(s0, c->T, nrows, nslots, c->fac.d_slot_size, c->fac.d_need, c->fac.d_res, c->fac.d_state,
-                           c->fac.chunk_last[ch]);
+            PROFILE_POINT(2);
+            int64_t nslots = c->fac.chunk_slots[ch];
+            if (leftover == ILDL_LEFTOVER_ATOMIC) {
+                phase_b_atomic_launch(s0, c->T, nrows, nslots, c->fac.d_slot_size, c->fac.d_need, c->fac.d_res,
+                                      c->fac.d_state);
+                CU_LAUNCH();
+                phase_b_atomic_end_launch(s0, c->T, nslots, c->fac.d_state, c->fac.chunk_last[ch]);
+            } else {
+                phase_b_launch(s0, c->T, nrows, nslots, c->fac.d_slot_size, c->fac.d_need, c->fac.d_res,
+                               c->fac.d_state, c->fac.chunk_last[ch]);
+            }
+            CU_LAUNCH();
+            PROFILE_POINT(3);
         }
-        CU_LAUNCH();
-        PROFILE_POINT(3);
         int64_t c0 = c->fac.chunk_col[ch];
         phase_c_launch<R>(nrows, nofd, c->fac.chunk_col[ch + 1] - c0, s0, c->T, rows, rb, tile_rr + toff,
                           tile_s + toff, c->fac.d_coltile + c0, inflight, c->fac.d_need, c->fac.d_state);
@@ -116,6 +124,11 @@ static int factor_chunks(ildl_cuda_ctx *c, const factor_params_d &prm, int lefto
 #undef PROFILE_POINT
 cleanup:
     return status;
+}
+
+bool factor_dense_path(const ildl_cuda_ctx *c, const factor_params_d &prm)
+{
+    return c->fac.all_dense && prm.drop_tol == 0.0 && !c->fp.on;
 }
 
 int factor_run(ildl_cuda_ctx *c, const factor_params_d &prm, int leftover)

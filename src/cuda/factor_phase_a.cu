@@ -153,6 +153,89 @@ __global__ void __launch_bounds__(32 * SOLVE_TILE_WARPS) k_phase_a_solve(dev_til
     d_offdiag_solve_warp<R>(mi, mj, W, w, myperm, mytype, mydd, mydo, B);
 }
 
+/* Warps per off-diagonal tile of k_phase_a_solve_block. */
+#define SOLVE_BLOCK_WARPS 8
+
+/* A2' for a narrow chunk, one block per off-diagonal tile: the same operations as
+ * k_phase_a_solve, spread over SOLVE_BLOCK_WARPS warps. Thread (c, w) keeps column c of the
+ * rows w, w + 8, w + 16, w + 24 in registers; step q, after one block barrier, subtracts
+ * U_ii(q, r) b[q] from its rows r > q (b[q] final since step q - 1, from shared memory), so each
+ * entry subtracts its terms q ascending as in ildl_dense_solve_offdiag: the bits of the warp's
+ * solve, with a critical path of 31 barriers instead of a warp's ~500 dependent steps (a
+ * warp's solve of one tile took about 35 us: narrow levels waited for it). */
+template <typename R>
+__global__ void __launch_bounds__(32 * SOLVE_BLOCK_WARPS) k_phase_a_solve_block(dev_tiles T, const int32_t *rows,
+                                                                                const int32_t *rowbase,
+                                                                                const int32_t *tile_rr,
+                                                                                const int32_t *tile_s, R *inflight,
+                                                                                const ildl_dense_result *res_in)
+{
+    constexpr int NR = LD / SOLVE_BLOCK_WARPS; /* rows per thread */
+    __shared__ R sW[TILE], sb[TILE];
+    __shared__ int sperm[LD], stype[LD];
+    __shared__ double sdd[LD], sdo[LD];
+    int c = threadIdx.x, w = threadIdx.y, tid = w * LD + c;
+    int32_t rr = tile_rr[blockIdx.x], s = tile_s[blockIdx.x];
+    int32_t i = rows[rr];
+    int mi = dev_bsize(T, i);
+    int mj = dev_bsize(T, T.col[T.row_ptr[i] + s]);
+    const R *W = inflight + (int64_t)rowbase[rr] * TILE; /* U_ii, written by k_phase_a_diag */
+    R *B = inflight + ((int64_t)rowbase[rr] + s) * TILE;
+    const ildl_dense_result &res = res_in[rr];
+    if (tid < LD) {
+        sperm[tid] = tid < mi ? res.perm[tid] : 0;
+        stype[tid] = res.type[tid];
+        sdd[tid] = res.d_diag[tid];
+        sdo[tid] = res.d_off[tid];
+    }
+    for (int e = tid; e < TILE; e += LD * SOLVE_BLOCK_WARPS) sW[e] = W[e];
+    __syncthreads();
+    R b[NR];
+#pragma unroll
+    for (int k = 0; k < NR; k++) {
+        int r = w + SOLVE_BLOCK_WARPS * k;
+        b[k] = (r < mi && c < mj) ? B[sperm[r] * LD + c] : (R)0;
+    }
+    /* U^T forward substitution: b[r] -= U_ii(q, r) b[q], q ascending */
+#pragma unroll
+    for (int q = 0; q + 1 < LD; q++) {
+        if (q + 1 >= mi) break; /* uniform */
+        if ((q % SOLVE_BLOCK_WARPS) == w) sb[q * LD + c] = b[q / SOLVE_BLOCK_WARPS];
+        __syncthreads();
+        R bq = sb[q * LD + c];
+#pragma unroll
+        for (int k = 0; k < NR; k++) {
+            int r = w + SOLVE_BLOCK_WARPS * k;
+            if (r > q && r < mi) b[k] -= sW[q * LD + r] * bq;
+        }
+    }
+    /* D^-1: a 2x2 pivot's two rows both solve the pair and keep their own result */
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < NR; k++) sb[(w + SOLVE_BLOCK_WARPS * k) * LD + c] = b[k];
+    __syncthreads();
+    if (c < mj) {
+#pragma unroll
+        for (int k = 0; k < NR; k++) {
+            int r = w + SOLVE_BLOCK_WARPS * k;
+            if (r >= mi) break;
+            int ty = stype[r];
+            R v = b[k];
+            if (ty == 1) {
+                v /= (R)sdd[r];
+            } else if (ty == 2 && r + 1 < LD) {
+                R da = sdd[r], db = sdo[r], dc = sdd[r + 1], o2;
+                ildl_pivot2_solve(da, db, dc, ildl_pivot2_det(da, db, dc), sb[r * LD + c], sb[(r + 1) * LD + c], &v, &o2);
+            } else if (ty == 0 && r > 0 && stype[r - 1] == 2) {
+                R da = sdd[r - 1], db = sdo[r - 1], dc = sdd[r], o1;
+                ildl_pivot2_solve(da, db, dc, ildl_pivot2_det(da, db, dc), sb[(r - 1) * LD + c], sb[r * LD + c], &o1,
+                                  &v);
+            }
+            B[r * LD + c] = v;
+        }
+    }
+}
+
 /* Tiles staged per barrier in k_phase_a_drop's row norms. */
 #define DROP_STAGE 4
 
@@ -217,6 +300,10 @@ __global__ void __launch_bounds__(1024) k_phase_a_drop(dev_tiles T, factor_param
     for (int64_t s = 1 + ty; s < nt; s += LD) {
         int mj = dev_bsize(T, T.col[t0 + s]);
         R *b = slot + s * TILE;
+        if (prm.drop_tol == 0.0 && T.format[t0 + s] != ILDL_TILE_SPARSE) { /* tau = 0 keeps dense tiles */
+            if (tx == 0) nd[s] = (int64_t)mi * mj;
+            continue;
+        }
         int cnt = 0;
 #pragma unroll 4
         for (int r = 0; r < mi; r++) {
@@ -262,8 +349,13 @@ void phase_a_pull_launch(int64_t nofd, cudaStream_t s, const dev_tiles &T, const
 template <typename R>
 void phase_a_solve_launch(int64_t nofd, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
                           const int32_t *rowbase, const int32_t *tile_rr, const int32_t *tile_s, R *inflight,
-                          const ildl_dense_result *res)
+                          const ildl_dense_result *res, bool narrow)
 {
+    if (narrow) {
+        k_phase_a_solve_block<R><<<(unsigned)nofd, dim3(32, SOLVE_BLOCK_WARPS), 0, s>>>(T, rows, rowbase, tile_rr,
+                                                                                     tile_s, inflight, res);
+        return;
+    }
     k_phase_a_solve<R><<<(unsigned)((nofd + SOLVE_TILE_WARPS - 1) / SOLVE_TILE_WARPS), dim3(32, SOLVE_TILE_WARPS), 0,
                          s>>>(T, rows, rowbase, tile_rr, tile_s, nofd, inflight, res);
 }
@@ -286,7 +378,7 @@ void phase_a_drop_launch(int32_t nrows, cudaStream_t s, const dev_tiles &T, cons
                                          const R *, R *);                                                       \
     template void phase_a_solve_launch<R>(int64_t, cudaStream_t, const dev_tiles &, const int32_t *,            \
                                           const int32_t *, const int32_t *, const int32_t *, R *,               \
-                                          const ildl_dense_result *);                                                   \
+                                          const ildl_dense_result *, bool);                                     \
     template void phase_a_drop_launch<R>(int32_t, cudaStream_t, const dev_tiles &, const factor_params_d &,     \
                                          const int32_t *, const int32_t *, R *, int64_t *, R *);
 PHASE_A_INSTANCES(double)

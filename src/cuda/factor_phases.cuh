@@ -31,11 +31,12 @@ template <typename R>
 void phase_a_pull_launch(int64_t nofd, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
                          const int32_t *rowbase, const int32_t *tile_rr, const int32_t *tile_s, const int2 *split,
                          const R *prod, R *inflight);
-/* k_phase_a_solve, after both: each off-diagonal slot B becomes D_i^-1 U_ii^-T P_i B. */
+/* k_phase_a_solve (a warp per tile), or in a narrow chunk k_phase_a_solve_block (a block per
+ * tile; the same bits), after both: each off-diagonal slot B becomes D_i^-1 U_ii^-T P_i B. */
 template <typename R>
 void phase_a_solve_launch(int64_t nofd, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
                           const int32_t *rowbase, const int32_t *tile_rr, const int32_t *tile_s, R *inflight,
-                          const ildl_dense_result *res);
+                          const ildl_dense_result *res, bool narrow);
 /* k_phase_a_drop, one block per row: the row norms (into rownorm, LD per row), tau-dropping
  * of the off-diagonal slots, and need[] of the row's slots. */
 template <typename R>

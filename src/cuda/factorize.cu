@@ -19,10 +19,11 @@ typedef cub::BlockReduce<unsigned long long, STATS_THREADS> stats_reduce_t;
  * predecessor opens a 2x2 pivot is that pivot's second row (a factor never has two 2x2 openings
  * in a row), the classification is the reference's, and integer sums do not depend on the
  * order. */
-__global__ void __launch_bounds__(STATS_THREADS) k_factor_stats(dev_tiles T, factor_totals *out)
+__global__ void __launch_bounds__(STATS_THREADS) k_factor_stats(dev_tiles T, const int32_t *block_perturbed,
+                                                                factor_totals *out)
 {
     __shared__ typename stats_reduce_t::TempStorage tmp;
-    unsigned long long v[5] = {0, 0, 0, 0, 0}; /* nnz, n2x2, pos, neg, zero */
+    unsigned long long v[6] = {0, 0, 0, 0, 0, 0}; /* nnz, n2x2, pos, neg, zero, perturbed */
     int64_t stride = (int64_t)gridDim.x * blockDim.x, g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     for (int64_t t = g; t < T.ntiles; t += stride) {
         int32_t i = T.row[t];
@@ -55,7 +56,8 @@ __global__ void __launch_bounds__(STATS_THREADS) k_factor_stats(dev_tiles T, fac
             v[4]++;
         }
     }
-    for (int q = 0; q < 5; q++) {
+    for (int64_t b = g; b < T.nb; b += stride) v[5] += (unsigned long long)block_perturbed[b];
+    for (int q = 0; q < 6; q++) {
         unsigned long long sum = stats_reduce_t(tmp).Sum(v[q]);
         __syncthreads();
         if (threadIdx.x == 0 && sum) atomicAdd(&((unsigned long long *)out)[q], sum);
@@ -151,12 +153,13 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
         factor_totals tot;
         int grid = 4 * c->sm_count;
         CU(cudaMemsetAsync(c->fac.d_totals, 0, sizeof tot, c->fac.fstream[0]));
-        k_factor_stats<<<grid, STATS_THREADS, 0, c->fac.fstream[0]>>>(c->T, c->fac.d_totals);
+        k_factor_stats<<<grid, STATS_THREADS, 0, c->fac.fstream[0]>>>(c->T, c->fac.d_block_perturbed, c->fac.d_totals);
         CU_LAUNCH();
         CU(cudaMemcpyAsync(&tot, c->fac.d_totals, sizeof tot, cudaMemcpyDeviceToHost, c->fac.fstream[0]));
         CU(cudaStreamSynchronize(c->fac.fstream[0]));
         memset(st, 0, sizeof *st);
-        st->nperturbed = hs.nperturbed;
+        /* without phase B (factor_dense_path), from the diagonal kernels' per-row counts */
+        st->nperturbed = factor_dense_path(c, prm) ? (int32_t)tot.perturbed : hs.nperturbed;
         st->leftover_granted = hs.granted;
         st->n2x2 = (int32_t)tot.n2x2;
         st->factor_nnz = (int64_t)(T->n + tot.n2x2 + tot.nnz);

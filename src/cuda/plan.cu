@@ -174,9 +174,10 @@ done:
 #define ILDL_PULL_SPLIT_MIN 2
 #define ILDL_PULL_SPLIT_CAP 4096
 
-/* Whether chunk ch gets the per-tile work (split pulls, phase C's column permutations one block
- * per tile): narrow chunks by the rule, every chunk or none by the tuning (factor_split). */
-static bool chunk_narrow(const ildl_cuda_ctx *c, int32_t ch)
+/* Whether chunk ch gets the per-tile work (split pulls, the off-diagonal solves and phase C's
+ * column permutations one block per tile): narrow chunks by the rule, every chunk or none by the
+ * tuning (factor_split). */
+bool chunk_narrow(const ildl_cuda_ctx *c, int32_t ch)
 {
     const cuda_factor_work &F = c->fac;
     if (c->tune.factor_split >= 0) return c->tune.factor_split > 0;

@@ -101,8 +101,20 @@ static int upload_tile_store(ildl_cuda_ctx *c, const ildl_tiles *T)
         CU(upload((uint8_t **)&D.format, T->format, (size_t)T->ntiles, c));
         CU(upload((int64_t **)&D.cap, T->cap, (size_t)T->ntiles, c));
         CU(upload((int64_t **)&D.tile_order, T->tile_order, (size_t)T->ntiles, c));
-        CU(alloc(&D.off, (size_t)T->ntiles, c));
-        CU(alloc(&D.nnz, (size_t)T->ntiles, c));
+        {
+            /* every tile dense: phase B would always give each tile its capacity at its
+             * capacity offset, so they are the store's offsets and counts from the start */
+            int all_dense = 1;
+            for (int64_t t = 0; t < T->ntiles && all_dense; t++) all_dense = T->format[t] != ILDL_TILE_SPARSE;
+            c->fac.all_dense = all_dense;
+            if (all_dense) {
+                CU(upload((int64_t **)&D.off, T->cap_off, (size_t)T->ntiles, c));
+                CU(upload((int64_t **)&D.nnz, T->cap, (size_t)T->ntiles, c));
+            } else {
+                CU(alloc(&D.off, (size_t)T->ntiles, c));
+                CU(alloc(&D.nnz, (size_t)T->ntiles, c));
+            }
+        }
         if (T->val32) {
             /* precision single: the factorization computes in float and writes val32 only (the
              * double factor is never allocated); the solves read it in double arithmetic */

@@ -34,9 +34,11 @@ typedef struct ildl_cuda_tuning {
      * solve's records go to (bench/solve_trace.py reads it); NULL: ILDL_SOLVE_TRACE_FILE
      * (common.cuh). Other builds ignore it. */
     const char *solve_trace_file;
-    /* The factorization's split pulls (plan.cu, pull_split_plan): -1 by the rule (narrow
-     * chunks, tiles of ILDL_PULL_SPLIT_MIN updates or more), 0 never, N >= 1 every tile of N or
-     * more updates in every chunk. */
+    /* The factorization's per-tile work of narrow chunks (plan.cu, chunk_narrow): split pulls
+     * (pull_split_plan), off-diagonal solves one block per tile (k_phase_a_solve_block) and
+     * phase C's column permutations one block per tile. -1 by the rule (narrow chunks; split
+     * pulls for tiles of ILDL_PULL_SPLIT_MIN updates or more), 0 never (a warp per off-diagonal
+     * solve), N >= 1 in every chunk, split pulls for every tile of N or more updates. */
     int factor_split;
 } ildl_cuda_tuning;
 
