@@ -6,8 +6,11 @@
  *            of the tiles with long chains apart (the split pulls, plan.cu); k_phase_a_pull
  *            pulls (or subtracts those products of) the updates of the off-diagonal tiles
  *            on a second stream while k_phase_a_diag does so for the diagonal tiles and
- *            factors them (none/BK/Rook); k_phase_a_solve then solves the off-diagonal tiles
- *            with U_ii and D_i, and k_phase_a_drop takes the row norms and tau-drops;
+ *            factors them (none/BK/Rook); k_phase_a_solve (a warp per tile; in a narrow chunk
+ *            k_phase_a_solve_block, a block per tile) then solves the off-diagonal tiles
+ *            with U_ii and D_i, and k_phase_a_drop takes the row norms and tau-drops (a
+ *            store of dense tiles with tau = 0 has nothing to drop or grant: it skips the
+ *            drop and phase B, factor_dense_path);
  *   phase B (factor_phase_b.cu)  k_phase_b: deterministic leftover grants and storage offsets
  *            (prefix sums in storage order), or k_phase_b_atomic: the paper's racing protocol
  *            (option ILDL_LEFTOVER_ATOMIC);
