@@ -14,6 +14,9 @@
 /* ildl_dense_result, ildl_dense_params and the pivot rules: core/dense_rules.h (through
  * analyse/tiles.h), the same definitions as the CPU reference's. */
 
+/* Rows of a rank-1/rank-2 update per warp of a team of NW. */
+#define DD_ROWS(NW) ((LD + (NW)-1) / (NW))
+
 template <int NW>
 static __device__ __forceinline__ void dd_sync()
 {
@@ -104,11 +107,20 @@ static __device__ int dd_take1(int m, R *a, int k, int piv, const ildl_dense_par
     R d = ildl_pivot1(a[k * LD + k], (R)p->pivot_tol, (R)p->perturb, &perturbed);
     /* lane tx's multiplier a(k,tx)/d, in a register (every warp computes it) */
     R u = tx > k && tx < m ? a[k * LD + tx] / d : (R)0;
-    for (int r = k + 1 + ty; r < m; r += NW) {
-        if (tx >= r && tx < m) {
-            R v = a[r * LD + tx] - a[k * LD + r] * u;
-            a[r * LD + tx] = v;
-            a[tx * LD + r] = v;
+    /* the warp's rows r = k + 1 + ty + NW q: every new value first, then the stores (no row
+     * reads what another row of the step writes), so their loads are all in flight at once */
+    R nv[DD_ROWS(NW)];
+#pragma unroll
+    for (int q = 0; q < DD_ROWS(NW); q++) {
+        int r = k + 1 + ty + NW * q;
+        nv[q] = r < m && tx >= r && tx < m ? a[r * LD + tx] - a[k * LD + r] * u : (R)0;
+    }
+#pragma unroll
+    for (int q = 0; q < DD_ROWS(NW); q++) {
+        int r = k + 1 + ty + NW * q;
+        if (r < m && tx >= r && tx < m) {
+            a[r * LD + tx] = nv[q];
+            a[tx * LD + r] = nv[q];
         }
     }
     dd_sync<NW>();
@@ -142,12 +154,18 @@ static __device__ int dd_take2(int m, R *a, int k, int q, int r, const ildl_dens
     R det = ildl_pivot2_det(da, db, dc);
     R u1 = 0, u2 = 0; /* lane tx's multipliers, in registers (every warp computes them) */
     if (tx >= k + 2 && tx < m) ildl_pivot2_solve(da, db, dc, det, ak[tx], ak1[tx], &u1, &u2);
-    for (int rr = k + 2 + ty; rr < m; rr += NW) {
-        if (tx >= rr && tx < m) {
-            R w1 = ak[rr], w2 = ak1[rr];
-            R v = a[rr * LD + tx] - (w1 * u1 + w2 * u2);
-            a[rr * LD + tx] = v;
-            a[tx * LD + rr] = v;
+    R nv[DD_ROWS(NW)]; /* as in dd_take1: the new values first, then the stores */
+#pragma unroll
+    for (int q = 0; q < DD_ROWS(NW); q++) {
+        int rr = k + 2 + ty + NW * q;
+        nv[q] = rr < m && tx >= rr && tx < m ? a[rr * LD + tx] - (ak[rr] * u1 + ak1[rr] * u2) : (R)0;
+    }
+#pragma unroll
+    for (int q = 0; q < DD_ROWS(NW); q++) {
+        int rr = k + 2 + ty + NW * q;
+        if (rr < m && tx >= rr && tx < m) {
+            a[rr * LD + tx] = nv[q];
+            a[tx * LD + rr] = nv[q];
         }
     }
     dd_sync<NW>();

@@ -467,22 +467,22 @@ __device__ void d_pull_product(const pull_fetch<R> &f, int mi, int mj, R *su, R 
 
 /* b -= the n products p[0..n) of a split tile, in order (the bits of pulling them in place:
  * b - s per update, k ascending); sym: only c >= r, mirrored. Each entry is one thread's, so
- * there is no barrier between updates; the loads go out eight at a time. Ends with a barrier. */
+ * there is no barrier between updates; the loads go out sixteen at a time (the last batch
+ * predicated). Ends with a barrier. */
 template <typename R>
 __device__ void d_pull_products_commit(const R *__restrict__ p, int n, int mi, int mj, R *b, bool sym)
 {
     int r = threadIdx.y, c = threadIdx.x, e = r * LD + c;
     if (r < mi && c < mj && (!sym || c >= r)) {
         R v = b[e];
-        int q = 0;
-        for (; q + 8 <= n; q += 8) {
-            R x[8];
+        for (int q = 0; q < n; q += 16) { /* up to 16 loads in flight, the last batch too */
+            R x[16];
 #pragma unroll
-            for (int u = 0; u < 8; u++) x[u] = __ldcg(p + (int64_t)(q + u) * TILE + e);
+            for (int u = 0; u < 16; u++) x[u] = q + u < n ? __ldcg(p + (int64_t)(q + u) * TILE + e) : (R)0;
 #pragma unroll
-            for (int u = 0; u < 8; u++) v = v - x[u];
+            for (int u = 0; u < 16; u++)
+                if (q + u < n) v = v - x[u];
         }
-        for (; q < n; q++) v = v - __ldcg(p + (int64_t)q * TILE + e);
         b[e] = v;
         if (sym) b[c * LD + r] = v;
     }
