@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Render docs/benchmarks-cudss.md from ildl-cudss results (bench/baseline/cudss_compare.cu).
 
-usage: render_cudss.py DIR [--commit C] [--ipm IPMDIR] [--large LARGEDIR --large-commit C2]   -> markdown on stdout
+usage: render_cudss.py DIR [--commit C] [--ipm IPMDIR [--ipm-commit C3]] [--large LARGEDIR --large-commit C2]   -> markdown on stdout
 DIR holds cmp.jsonl (the shared matrices: ildl, ildl-keep or ildl-recompute, cudss, cudss-ir2 lines), large.jsonl
 (generated problems: ildl, cudss, cudss-mt16) and ipm.jsonl (interior-point loops, with
 "spread" and, for ours, "mode"; from IPMDIR instead where given, a run of its own; large.jsonl from LARGEDIR where given, a
@@ -54,6 +54,7 @@ def main():
     ipm_dir = args[args.index("--ipm") + 1] if "--ipm" in args else d
     large_dir = args[args.index("--large") + 1] if "--large" in args else d
     large_commit = args[args.index("--large-commit") + 1] if "--large-commit" in args else None
+    ipm_commit = args[args.index("--ipm-commit") + 1] if "--ipm-commit" in args else None
     cmp_rows = jsonl(os.path.join(d, "cmp.jsonl"))
     large = jsonl(os.path.join(large_dir, "large.jsonl"))
     ipm = jsonl(os.path.join(ipm_dir, "ipm.jsonl"))
@@ -152,7 +153,8 @@ def main():
     if ipm:
         print("## Interior-point loop (`ildl-cudss --ipm 20 --spread S`)\n")
         if ipm_dir != d:
-            print(f"From `{ipm_dir}` ({ipm[0]['device']}), a run of its own.\n")
+            print(f"From `{ipm_dir}` ({ipm[0]['device']}), a run of its own"
+                  + (f" of commit {ipm_commit}: not run again with the build above" if ipm_commit else "") + ".\n")
         print("One analysis, then 20 steps: the nonzero diagonal entries scaled by 10^(S·u_i·t/20), "
               "u_i uniform in [−½, ½), factor and solve with b = A_t·1. Per library: steps converged, "
               "the median factor + solve of a step, the sum over the 20 steps, ours' median and largest "
