@@ -569,6 +569,43 @@ static void test_incomplete(void **state)
     assert_true(granted > 0);
 }
 
+/* The reference's dropping rule for dense tiles: tau = 0 leaves them as they are (a store of
+ * dense tiles then skips the pass on the GPU), any tau > 0 drops, turning a -0 into +0. A has
+ * blocks {0,1}, {2,3}, an explicit -0 at (0,2), so U(0,2) = -0 / 2 = -0 before dropping. */
+static void test_dense_tau0_keeps_zero_sign(void **state)
+{
+    (void)state;
+    /* rows: 0: (0,2)=-0 (0,3)=1; 1: (1,2)=0.5; the diagonal 2; symmetric */
+    static const int64_t rp[5] = {0, 3, 5, 8, 10};
+    static const int32_t ci[10] = {0, 2, 3, 1, 2, 0, 1, 2, 0, 3};
+    const double vv[10] = {2.0, -0.0, 1.0, 2.0, 0.5, -0.0, 0.5, 2.0, 1.0, 2.0};
+    ildl_csr A;
+    assert_int_equal(ildl_csr_alloc(4, 10, &A), ILDL_SUCCESS);
+    memcpy(A.rowptr, rp, sizeof rp);
+    memcpy(A.col, ci, sizeof ci);
+    memcpy(A.val, vv, sizeof(double) * 10);
+    const int32_t bstart[3] = {0, 2, 4};
+    double u02[2], u12[2];
+    for (int k = 0; k < 2; k++) {
+        ildl_tiles T;
+        build_tiles(&A, 2, bstart, 1, 0.0, &T); /* fill_factor 0: every tile dense */
+        for (int64_t t = 0; t < T.ntiles; t++) assert_int_equal(T.format[t], ILDL_TILE_DENSE);
+        ildl_factor_params p = params(ILDL_PIVOT_ROOK, k == 0 ? 0.0 : 1e-300, 1);
+        ildl_factor_stats st;
+        assert_int_equal(ildl_cpu_factor(&T, &p, &st), ILDL_SUCCESS);
+        int64_t t = T.row_ptr[0] + 1; /* tile (0,1) */
+        assert_int_equal(T.col[t], 1);
+        assert_int_equal(T.nnz[t], 4);
+        u02[k] = T.val[T.off[t]];
+        u12[k] = T.val[T.off[t] + 2];
+        ildl_tiles_free(&T);
+    }
+    assert_true(u02[0] == 0.0 && signbit(u02[0])); /* tau = 0: kept, -0 */
+    assert_true(u02[1] == 0.0 && !signbit(u02[1])); /* tau > 0: dropped, +0 */
+    assert_true(u12[0] == 0.25 && u12[1] == 0.25);
+    ildl_csr_free(&A);
+}
+
 /* After ildl_cpu_invert_diagonal: every diagonal tile V_ii of T times U_ii (from the dense U
  * taken before the inversion) is the identity to rounding. */
 static void check_inverted_diagonal(const ildl_tiles *T, const double *U)
@@ -683,6 +720,7 @@ int main(void)
         cmocka_unit_test(test_none_perturbs_zero_pivots),
         cmocka_unit_test(test_threads_bitwise),
         cmocka_unit_test(test_incomplete),
+        cmocka_unit_test(test_dense_tau0_keeps_zero_sign),
         cmocka_unit_test(test_single),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
