@@ -64,10 +64,10 @@ static int rung_factor(ildl_handle *h)
 /* The model's step of a complete factor of analysis an: on the CUDA backend's model whatever
  * h's backend, so that both backends choose the same analysis (the CPU's factor is the GPU's
  * reference, and a ladder's results agree across them). */
-static double complete_step_model(const ildl_analysis *an)
+static double complete_step_model(const ildl_analysis *an, double drop_tol)
 {
     ildl_step_cost c;
-    ildl_cost_model(an, ILDL_BACKEND_CUDA, 1, &c);
+    ildl_cost_model(an, drop_tol, ILDL_BACKEND_CUDA, 1, &c);
     return c.factor + COST_COMPLETE_ITERATIONS * c.iteration;
 }
 
@@ -114,7 +114,7 @@ static int rung_analyse(ildl_handle *h, int rung, int64_t max_entries, ildl_opti
         char m[256] = "";
         int s2 = ildl_analyse_within(&h->A, h->src, &cand[c], lim, &nd, &h->memo, &a, m, sizeof m);
         if (s2 == ILDL_SUCCESS) {
-            double step = ncand > 1 ? complete_step_model(&a) : 0.0;
+            double step = ncand > 1 ? complete_step_model(&a, cand[c].drop_tol) : 0.0;
             if (!have || a.tiles.total_cap < fewest) fewest = a.tiles.total_cap;
             if (have && !(step < best)) {
                 ildl_analysis_free(&a);
@@ -199,7 +199,7 @@ int ildl_api_cost_switch(ildl_handle *h)
     if (k <= 0) return 0;
     int thr = h->opt.num_threads > 0 ? h->opt.num_threads : ildl_max_threads();
     ildl_step_cost cr, c2;
-    ildl_cost_model(&h->an, h->backend, thr, &cr);
+    ildl_cost_model(&h->an, h->opt.drop_tol, h->backend, thr, &cr);
     double step_r = cr.factor + (double)(k + 1) * cr.iteration, t_an = ildl_cost_analysis(h->A.rowptr[h->A.n]);
     if (t_an > COST_HORIZON * step_r) { /* the iterations from which the analysis is worth trying */
         h->cost_breakeven = (t_an / COST_HORIZON - cr.factor) / cr.iteration - 1.0;
@@ -220,7 +220,7 @@ int ildl_api_cost_switch(ildl_handle *h)
         ildl_api_log(h, 1, "rung by cost: the complete rung's analysis failed (%s)", m);
         return 0;
     }
-    ildl_cost_model(&an, h->backend, thr, &c2);
+    ildl_cost_model(&an, o.drop_tol, h->backend, thr, &c2);
     double step_2 = c2.factor + COST_COMPLETE_ITERATIONS * c2.iteration;
     /* past an earlier model's break-even the complete rung pays (an analysis of other values may
      * model a little differently: not a second refusal at the cost of a second analysis) */

@@ -2,7 +2,9 @@
  * features of an analysis, fitted by non-negative least squares on relative errors to the
  * factorization and iteration times of the 21 shared matrices with n >= 10k, each analysed four
  * ways (rung 0, and the complete rung's SN + METIS, SN + AMD and BR), on one H200 (CUDA) and on 2
- * cores (CPU); perf-notes §84 has the fits and their errors. */
+ * cores (CPU); perf-notes §84 has the fits and their errors. The CUDA factorization of a store of
+ * dense tiles with tau = 0 skips two passes per level since s46: its per-level cost refitted
+ * on the complete SN factors of 15 of those matrices (perf-notes §87). */
 #include "analyse/cost.h"
 
 /* Seconds per feature. Factorization: constant, per level, per block row, per 1e9 block
@@ -18,18 +20,26 @@ typedef struct cost_coef {
 /* CUDA, H200: the factorization within 30 % on 72 of the 84 analyses (sqd_hues-mod's SN, a block
  * column of 20 000 tiles, is 7.5x its model), the iteration within 17 % on the 19 that iterate */
 static const cost_coef CUDA_COEF = {8.5e-5, 8.6e-5, 1.7e-7, 6.2e-4, 1.0e-6, 8.6e-6, 3.3e-6, 3.9e-5, 7.1e-8};
+/* CUDA, a store of dense tiles (no sparse tile) factored with tau = 0: neither the drop nor the
+ * leftover scan runs (src/cuda/factor.cu, factor_dense_path), and a level costs this instead of
+ * f_level (the model within 30 % on 13 of the 15 complete SN factors measured, median 0.98 of
+ * the measured time; cvxqp3 and bratu3d 0.55 and 0.61, as far below as before) */
+#define CUDA_F_LEVEL_DENSE 4.0e-5
 /* CPU, 2 threads (the products and entries scale with 2 / threads): within a factor of 2 on most,
  * the complete factors' factorization up to 2.4x above its model */
 static const cost_coef CPU_COEF = {1.06e-2, 2.3e-5, 7.4e-7, 3.57e-2, 0.0, 0.0, 5.7e-6, 1.06e-3, 2.0e-6};
 
-void ildl_cost_model(const ildl_analysis *an, int backend, int threads, ildl_step_cost *c)
+void ildl_cost_model(const ildl_analysis *an, double drop_tol, int backend, int threads, ildl_step_cost *c)
 {
     const ildl_tiles *T = &an->tiles;
     double prod = 0.0, chain = 0.0;
+    int dense = drop_tol == 0.0; /* and no sparse tile: the CUDA backend's dense path */
     for (int32_t k = 0; k < T->nb; k++) {
         double w = 0.0, bk = (double)(T->bstart[k + 1] - T->bstart[k]);
-        for (int64_t t = T->row_ptr[k]; t < T->row_ptr[k + 1]; t++)
+        for (int64_t t = T->row_ptr[k]; t < T->row_ptr[k + 1]; t++) {
             w += (double)(T->bstart[T->col[t] + 1] - T->bstart[T->col[t]]);
+            if (T->format[t] == ILDL_TILE_SPARSE) dense = 0;
+        }
         prod += bk * w * w;
         double col = (double)(T->col_ptr[k + 1] - T->col_ptr[k]);
         if (col > chain) chain = col;
@@ -37,7 +47,8 @@ void ildl_cost_model(const ildl_analysis *an, int backend, int threads, ildl_ste
     const cost_coef *k = backend == ILDL_BACKEND_CUDA ? &CUDA_COEF : &CPU_COEF;
     double par = backend == ILDL_BACKEND_CUDA ? 1.0 : 2.0 / (double)(threads < 1 ? 1 : threads);
     double lev = (double)T->nlevels, nb = (double)T->nb, mentry = (double)T->total_cap * 1e-6;
-    c->factor = k->f0 + k->f_level * lev + k->f_block * nb + k->f_gprod * prod * 1e-9 * par + k->f_chain * chain;
+    double f_level = backend == ILDL_BACKEND_CUDA && dense ? CUDA_F_LEVEL_DENSE : k->f_level;
+    c->factor = k->f0 + f_level * lev + k->f_block * nb + k->f_gprod * prod * 1e-9 * par + k->f_chain * chain;
     c->iteration = k->i0 + k->i_level * lev + k->i_mentry * mentry * par + k->i_chain * chain;
 }
 

@@ -1,8 +1,9 @@
 /* test_cost.c -- the ladder's model of a step's time (analyse/cost.h): finite and positive on
  * both backends; the complete block fill of an order and blocking costs at least what its
  * level-1 fill does (its pattern contains the other's: more block products, capacity, levels and
- * chain), to factor and per iteration; the CPU's products and entries take less with more
- * threads; the analysis' model grows with A. */
+ * chain), to factor and per iteration, at the same drop tolerance; the CPU's products and entries
+ * take less with more threads; on CUDA a store of dense tiles factored with tau = 0 costs less
+ * (no drop, no leftover scan), and tau changes nothing else; the analysis' model grows with A. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,15 +44,26 @@ static void test_complete_costs_more(void **state)
         analyse(&mats[m], 1, &cmp);
         assert_int_equal(inc.tiles.nb, cmp.tiles.nb);
         assert_true(cmp.tiles.total_cap > inc.tiles.total_cap);
+        int inc_sparse = 0; /* the level-1 fill's capacities leave some tile sparse */
+        for (int64_t t = 0; t < inc.tiles.ntiles; t++) inc_sparse |= inc.tiles.format[t] == ILDL_TILE_SPARSE;
+        assert_true(inc_sparse);
+        for (int64_t t = 0; t < cmp.tiles.ntiles; t++) assert_int_equal(cmp.tiles.format[t], ILDL_TILE_DENSE);
         int backends[2] = {ILDL_BACKEND_CPU, ILDL_BACKEND_CUDA};
         for (int b = 0; b < 2; b++) {
-            ildl_step_cost ci, cc, c4;
-            ildl_cost_model(&inc, backends[b], 1, &ci);
-            ildl_cost_model(&cmp, backends[b], 1, &cc);
+            ildl_step_cost ci, cc, c4, ci0, cc0;
+            ildl_cost_model(&inc, 1e-4, backends[b], 1, &ci);
+            ildl_cost_model(&cmp, 1e-4, backends[b], 1, &cc);
             assert_true(isfinite(ci.factor) && ci.factor > 0.0 && isfinite(ci.iteration) && ci.iteration > 0.0);
             assert_true(cc.factor > ci.factor);
             assert_true(cc.iteration > ci.iteration);
-            ildl_cost_model(&cmp, backends[b], 4, &c4);
+            /* tau = 0: the dense path on CUDA for the dense store only */
+            ildl_cost_model(&inc, 0.0, backends[b], 1, &ci0);
+            ildl_cost_model(&cmp, 0.0, backends[b], 1, &cc0);
+            assert_memory_equal(&ci0, &ci, sizeof ci);
+            assert_true(cc0.iteration == cc.iteration);
+            if (backends[b] == ILDL_BACKEND_CUDA) assert_true(cc0.factor > 0.0 && cc0.factor < cc.factor);
+            else assert_true(cc0.factor == cc.factor);
+            ildl_cost_model(&cmp, 1e-4, backends[b], 4, &c4);
             if (backends[b] == ILDL_BACKEND_CPU) {
                 assert_true(c4.factor < cc.factor);
                 assert_true(c4.iteration < cc.iteration);

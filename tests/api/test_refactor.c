@@ -277,7 +277,7 @@ static void test_complete_rung_choice(void **state)
             char msg[256] = "";
             if (ildl_analyse_within(&h->A, h->src, &cand[c], 0, &need, NULL, &an, msg, sizeof msg)) continue;
             ildl_step_cost sc;
-            ildl_cost_model(&an, ILDL_BACKEND_CUDA, 1, &sc);
+            ildl_cost_model(&an, cand[c].drop_tol, ILDL_BACKEND_CUDA, 1, &sc);
             entries[c] = an.tiles.total_cap;
             step[c] = sc.factor + 2.0 * sc.iteration;
             ildl_analysis_free(&an);
@@ -303,9 +303,9 @@ static void test_complete_rung_choice(void **state)
     }
 }
 
-/* An SQD system of chains [I B^T; B -0.001 I]: B (k-1) x k with b(r,r) = 1, b(r,r+1) = -1 (a
+/* An SQD system of chains [I B^T; B -reg I]: B (k-1) x k with b(r,r) = 1, b(r,r+1) = -1 (a
  * least-squares problem's KKT form, as the shared sqd_liswet ones). */
-static void sqd_chain(int32_t k, ildl_csr *A)
+static void sqd_chain(int32_t k, double reg, ildl_csr *A)
 {
     int64_t nt = (int64_t)k + 3 * (int64_t)(k - 1);
     int32_t *ti = malloc(sizeof(int32_t) * (size_t)nt), *tj = malloc(sizeof(int32_t) * (size_t)nt);
@@ -316,7 +316,7 @@ static void sqd_chain(int32_t k, ildl_csr *A)
     for (int32_t r = 0; r < k - 1; r++) {
         ti[q] = k + r, tj[q] = r, tv[q++] = 1.0;
         ti[q] = k + r, tj[q] = r + 1, tv[q++] = -1.0;
-        ti[q] = tj[q] = k + r, tv[q++] = -1e-3;
+        ti[q] = tj[q] = k + r, tv[q++] = -reg;
     }
     ildl_test_csr_from_triplets(2 * k - 1, q, ti, tj, tv, A);
     free(ti); free(tj); free(tv);
@@ -327,9 +327,12 @@ static void sqd_chain(int32_t k, ildl_csr *A)
  * stays on rung 0 (a solve that converged never pays for the model); the next ildl_solve on the
  * same factor, and on a second handle the next ildl_factor with new values (2A), take the
  * complete rung and solve in at most 2 iterations; with FAILURE both stay on rung 0 (the same
- * iterations on the same factor). An SQD system of chains (sqd_chain), whose rung 0 has 5
- * levels and solves in about 20 iterations, stays on rung 0 with COST on either backend's model,
- * and takes the complete rung where an earlier model's break-even lies below its iterations. */
+ * iterations on the same factor). An SQD system of chains (sqd_chain, 2 000 + 1 999 rows, its
+ * (2,2) block -1e-2 I), whose rung 0 solves in about 11 iterations, stays on rung 0 with COST on
+ * either backend's model (the complete rung models below half from about 20 iterations on the
+ * CUDA model, whose dense path makes complete factors cheap, and 120 on the CPU's; the analysis'
+ * gate lets both decide from 9), and takes the complete rung where an earlier model's break-even
+ * lies below its iterations. */
 static void test_rung_by_cost(void **state)
 {
     (void)state;
@@ -378,7 +381,7 @@ static void test_rung_by_cost(void **state)
         }
     }
     ildl_csr R;
-    sqd_chain(3000, &R);
+    sqd_chain(2000, 1e-2, &R);
     double *bR = ramp(R.n), *xR = malloc(sizeof(double) * (size_t)R.n);
     assert_non_null(xR);
     ildl_handle *h = NULL;
@@ -399,6 +402,8 @@ static void test_rung_by_cost(void **state)
     h->cost_breakeven = 0.0; /* no earlier model: this one decides, and stays */
     h->cost_modeled = 0;
     assert_int_equal(ildl_api_cost_switch(h), 0);
+    printf("SQD chain: the complete rung models below half of rung 0's step from %.1f iterations\n",
+           h->cost_breakeven);
     assert_true(h->cost_modeled && h->cost_breakeven > (double)r1.iterations);
     h->cost_iters = r1.iterations; /* past the break-even of the analysis' gate alone: decides */
     h->cost_breakeven = 2.0;
