@@ -28,7 +28,8 @@ int ildl_block_rb(const ildl_csr *A, const int32_t *order, const int32_t *pair, 
  * one hangs below or beside the next (fewer, larger blocks with explicit zeros: what the GPU's
  * kernels need). perm is order postordered (the same fill). max_work > 0: refused
  * (ILDL_ERR_OUT_OF_MEMORY, *over = 1 when over is not NULL) once the factor is known to hold
- * more than max_work entries, before they are all counted. Returns ILDL_SUCCESS, ILDL_ERR_INVALID_OPTION or ILDL_ERR_OUT_OF_MEMORY. */
+ * more than max_work entries, before they are all counted. Returns ILDL_SUCCESS,
+ * ILDL_ERR_INVALID_OPTION or ILDL_ERR_OUT_OF_MEMORY. */
 int ildl_block_sn(const ildl_csr *A, const int32_t *order, const int32_t *pair, int max_bs, int amalgamate,
                   int64_t max_work, int *over, ildl_blocking *out);
 

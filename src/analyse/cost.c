@@ -33,13 +33,11 @@ void ildl_cost_model(const ildl_analysis *an, double drop_tol, int backend, int 
 {
     const ildl_tiles *T = &an->tiles;
     double prod = 0.0, chain = 0.0;
-    int dense = drop_tol == 0.0; /* and no sparse tile: the CUDA backend's dense path */
+    int dense = drop_tol == 0.0 && ildl_tiles_all_dense(T); /* the CUDA backend's dense path */
     for (int32_t k = 0; k < T->nb; k++) {
         double w = 0.0, bk = (double)(T->bstart[k + 1] - T->bstart[k]);
-        for (int64_t t = T->row_ptr[k]; t < T->row_ptr[k + 1]; t++) {
+        for (int64_t t = T->row_ptr[k]; t < T->row_ptr[k + 1]; t++)
             w += (double)(T->bstart[T->col[t] + 1] - T->bstart[T->col[t]]);
-            if (T->format[t] == ILDL_TILE_SPARSE) dense = 0;
-        }
         prod += bk * w * w;
         double col = (double)(T->col_ptr[k + 1] - T->col_ptr[k]);
         if (col > chain) chain = col;

@@ -141,6 +141,15 @@ static inline int ildl_tiles_next_common(const ildl_tiles *T, int32_t i, int64_t
     return 0;
 }
 
+/* 1 when no tile is sparse (a complete analysis: fill_factor <= 0): every tile stores all its
+ * entries at its capacity offset, and with tau = 0 nothing is dropped (src/cpu/factor.c). */
+static inline int ildl_tiles_all_dense(const ildl_tiles *T)
+{
+    for (int64_t t = 0; t < T->ntiles; t++)
+        if (T->format[t] == ILDL_TILE_SPARSE) return 0;
+    return 1;
+}
+
 /* The diagonal tile's place in block column j's list: col_tiles[col_ptr[j] .. this) are the
  * tiles (k, j), k < j (rows ascend). */
 static inline int64_t ildl_tiles_col_diag(const ildl_tiles *T, int32_t j)

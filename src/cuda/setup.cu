@@ -104,10 +104,8 @@ static int upload_tile_store(ildl_cuda_ctx *c, const ildl_tiles *T)
         {
             /* every tile dense: phase B would always give each tile its capacity at its
              * capacity offset, so they are the store's offsets and counts from the start */
-            int all_dense = 1;
-            for (int64_t t = 0; t < T->ntiles && all_dense; t++) all_dense = T->format[t] != ILDL_TILE_SPARSE;
-            c->fac.all_dense = all_dense;
-            if (all_dense) {
+            c->fac.all_dense = ildl_tiles_all_dense(T);
+            if (c->fac.all_dense) {
                 CU(upload((int64_t **)&D.off, T->cap_off, (size_t)T->ntiles, c));
                 CU(upload((int64_t **)&D.nnz, T->cap, (size_t)T->ntiles, c));
             } else {
