@@ -20,6 +20,8 @@
 #endif
 
 #define ILDL_SYM_TOL 1e-10
+/* take_values runs its pass on one thread below this many entries (waking the team costs more) */
+#define TAKE_VALUES_PARALLEL_MIN ((int64_t)1 << 15)
 
 
 /* ------------------------------------------------------------------ small helpers */
@@ -412,17 +414,19 @@ fail:
     return st;
 }
 
-/* 1 if the entries of row i of A hold symmetric values (tmap: setup's). */
-static int row_symmetric(const ildl_csr *A, const int64_t *tmap, int32_t i, int64_t *bad)
+/* 1 if a and b, the values at (i,j) and (j,i), are symmetric within ILDL_SYM_TOL. */
+static int pair_symmetric(double a, double b)
 {
-    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-        double a = A->val[p], b = A->val[tmap[p]];
-        if (fabs(a - b) > ILDL_SYM_TOL * fmax(fabs(a), fabs(b))) {
-            *bad = p;
-            return 0;
-        }
-    }
-    return 1;
+    return !(fabs(a - b) > ILDL_SYM_TOL * fmax(fabs(a), fabs(b)));
+}
+
+/* 1 if a and b are the same double bit for bit. */
+static int same_bits(double a, double b)
+{
+    uint64_t x, y;
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    return x == y;
 }
 
 /* A's values back from the accepted ones (user_values, in the user's order). */
@@ -433,40 +437,45 @@ static void restore_values(ildl_handle *h)
     for (int64_t p = 0; p < nnz; p++) h->A.val[p] = h->user_values[h->src[p]];
 }
 
-/* New values into A (its order), checked finite and symmetric on the known pattern, in one
- * parallel pass and a pass over the rows (an interior-point code refactors every iteration; the
- * first bad entry is reported, as a serial scan finds it). *same: the values are bit for bit the
- * accepted ones (A unchanged). On failure A holds the accepted values again. */
+/* New values into A (its order), checked finite and symmetric on the known pattern in one
+ * parallel pass (an interior-point code refactors every iteration); the first bad entry in A's
+ * order is reported, as a serial scan finds it (a pair (p, tmap[p]) is checked at its first
+ * position, so the first asymmetric one is found there). *same: the values are bit for bit the
+ * accepted ones. On failure A holds the accepted values again. */
 static int take_values(ildl_handle *h, const double *values, int *same)
 {
     ildl_csr *A = &h->A;
-    int64_t nnz = A->rowptr[A->n], bad = nnz;
+    const int64_t *src = h->src, *tmap = h->tmap;
+    int64_t nnz = A->rowptr[A->n], bad = nnz, asym = nnz;
     int differs = 0;
-#pragma omp parallel for schedule(static) reduction(min : bad) reduction(| : differs)
+#pragma omp parallel for schedule(static) reduction(min : bad, asym) reduction(| : differs) if (nnz >= TAKE_VALUES_PARALLEL_MIN)
     for (int64_t p = 0; p < nnz; p++) {
-        int64_t q = h->src[p];
+        int64_t q = src[p], t = tmap[p];
         double a = values[q];
-        differs |= memcmp(&a, &h->user_values[q], sizeof a) != 0;
-        if (p < bad && !isfinite(a)) bad = p;
+        differs |= !same_bits(a, h->user_values[q]);
+        if (!isfinite(a)) {
+            if (p < bad) bad = p;
+        } else if (t > p && p < asym && !pair_symmetric(a, values[src[t]])) {
+            asym = p;
+        }
         A->val[p] = a;
     }
     *same = !differs;
     if (!differs) return ILDL_SUCCESS;
     if (bad < nnz) {
         restore_values(h);
-        return ildl_api_fail(h, ILDL_ERR_NAN_INF, "value %lld is %g", (long long)h->src[bad], values[h->src[bad]]);
+        return ildl_api_fail(h, ILDL_ERR_NAN_INF, "value %lld is %g", (long long)src[bad], values[src[bad]]);
     }
-    int32_t badrow = A->n;
-#pragma omp parallel for schedule(dynamic, 4096) reduction(min : badrow)
-    for (int32_t i = 0; i < A->n; i++) {
-        int64_t p;
-        if (i < badrow && !row_symmetric(A, h->tmap, i, &p)) badrow = i;
-    }
-    if (badrow < A->n) {
-        int64_t p = 0;
-        row_symmetric(A, h->tmap, badrow, &p);
-        int st = ildl_api_fail(h, ILDL_ERR_NOT_SYMMETRIC, "a(%d,%d) = %.17g but a(%d,%d) = %.17g", (int)badrow,
-                               (int)A->col[p], A->val[p], (int)A->col[p], (int)badrow, A->val[h->tmap[p]]);
+    if (asym < nnz) {
+        int32_t lo = 0, hi = A->n - 1; /* the row of entry asym: rowptr[row] <= asym < rowptr[row + 1] */
+        while (lo < hi) {
+            int32_t mid = lo + (hi - lo + 1) / 2;
+            if (A->rowptr[mid] <= asym) lo = mid;
+            else hi = mid - 1;
+        }
+        int64_t p = asym;
+        int st = ildl_api_fail(h, ILDL_ERR_NOT_SYMMETRIC, "a(%d,%d) = %.17g but a(%d,%d) = %.17g", (int)lo,
+                               (int)A->col[p], A->val[p], (int)A->col[p], (int)lo, A->val[tmap[p]]);
         restore_values(h);
         return st;
     }
@@ -515,9 +524,10 @@ static int accept_values(ildl_handle *h, const double **values, double *t_check,
 
 int ildl_api_factor_once(ildl_handle *h, const double *values, int32_t *block_perturbed)
 {
-    double t_check = 0.0, t_scale = 0.0;
+    double t_check = 0.0, t_scale = 0.0, tl = ildl_wtime();
     int st = accept_values(h, &values, &t_check, &t_scale);
     if (st) return st;
+    ildl_profile_lap(&tl, "factor: values accepted");
     h->factored = 0;
     if (!h->bstate) { /* ildl_analyse_matrix deferred it, or a failed change of rung left none */
         char m[sizeof h->err] = "";
@@ -547,8 +557,10 @@ int ildl_api_factor_once(ildl_handle *h, const double *values, int32_t *block_pe
     ildl_factor_stats fs;
     memset(&fs, 0, sizeof fs);
     char msg[sizeof h->err]; /* not h->err itself: ildl_api_fail() formats into it */
+    ildl_profile_lap(&tl, "factor: tiles loaded");
     st = h->ops->factor(h->bstate, &fp, values != NULL, &fs, msg, sizeof msg);
     if (st) return ildl_api_fail(h, st, "%s", msg);
+    ildl_profile_lap(&tl, "factor: backend");
     ildl_info *I = &h->info;
     I->factor_nnz = fs.factor_nnz;
     int64_t nnz_upper = (h->A.rowptr[h->A.n] + h->A.n) / 2;

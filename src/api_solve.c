@@ -466,7 +466,7 @@ int ildl_api_solve(ildl_handle *h, const double *b, double *x)
     if (b == x) return ildl_api_fail(h, ILDL_ERR_INVALID_OPTION, "x must not alias b");
     if (!h->factored) return ildl_api_fail(h, ILDL_ERR_CALL_ORDER, "ildl_solve called before a successful ildl_factor");
     int32_t n = h->A.n;
-    double bmax = 0.0;
+    double bmax = 0.0, tlap = ildl_wtime();
     for (int32_t i = 0; i < n; i++) {
         if (!isfinite(b[i])) return ildl_api_fail(h, ILDL_ERR_NAN_INF, "b[%d] = %g", (int)i, b[i]);
         if (fabs(b[i]) > bmax) bmax = fabs(b[i]);
@@ -474,6 +474,7 @@ int ildl_api_solve(ildl_handle *h, const double *b, double *x)
     if (h->opt.use_initial_guess)
         for (int32_t i = 0; i < n; i++)
             if (!isfinite(x[i])) return ildl_api_fail(h, ILDL_ERR_NAN_INF, "initial guess x[%d] = %g", (int)i, x[i]);
+    ildl_profile_lap(&tlap, "solve: b checked");
     double t0 = ildl_wtime(); /* the solve's time includes a change of rung by cost, as the rung's */
     int cs = cost_before_solve(h); /* the last solve's iterations: the complete rung may be cheaper */
     if (cs) return cs;
@@ -497,7 +498,9 @@ int ildl_api_solve(ildl_handle *h, const double *b, double *x)
         h->iter_last = 0;
         /* where a higher rung may follow, a stagnating SQMR stops early (krylov/sqmr.h) */
         prm.stall_window = next_rung(h) >= 0 ? ILDL_SQMR_STALL_WINDOW : 0;
+        double tl = ildl_wtime();
         st = solve_rung(h, b, x, e, &prm, &res, &overflow, msg, sizeof msg);
+        ildl_profile_lap(&tl, "solve: rung %d", h->rung);
         int r = h->rung;
         I->rung_iterations[r] = res.iterations;
         total += res.iterations;

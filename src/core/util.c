@@ -67,7 +67,7 @@ void ildl_profile_lap(double *t, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(what, sizeof what, fmt, ap);
         va_end(ap);
-        fprintf(stderr, "ildl profile: %-32s %.4f s\n", what, now - *t);
+        fprintf(stderr, "ildl profile: %-32s %.6f s\n", what, now - *t);
     }
     *t = now;
 }
@@ -94,7 +94,7 @@ void ildl_copy_parallel(void *dst, const void *src, size_t bytes)
 {
     const size_t piece = (size_t)1 << 20;
     int64_t np = (int64_t)((bytes + piece - 1) / piece);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (np > 1)
     for (int64_t k = 0; k < np; k++) {
         size_t off = (size_t)k * piece, len = bytes - off < piece ? bytes - off : piece;
         memcpy((char *)dst + off, (const char *)src + off, len);

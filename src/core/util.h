@@ -42,7 +42,9 @@ int ildl_max_threads(void);
 int ildl_threads_beside_helper(void);
 
 /* 1 if the environment variable ILDL_SETUP_PROFILE is set: the analysis then prints the times
- * of its sub-phases to stderr (a diagnostic; nothing else changes). */
+ * of its sub-phases to stderr, and each factorization and solve theirs (the host's check and
+ * load of new values, the device's launches, wait, statistics; SQMR's start, batches, checks)
+ * (a diagnostic; nothing else changes). */
 int ildl_profiling(void);
 
 /* When ildl_profiling(): print "ildl profile: <what> <seconds since *t>" (fmt names what) to

@@ -34,9 +34,11 @@ __global__ void k_dsolve(dev_tiles T, double *x, double *unset, const int *skip,
 enum { SOLVE_FORWARD_LEVEL, SOLVE_BACKWARD_LEVEL, SOLVE_FORWARD_SYNCFREE, SOLVE_BACKWARD_SYNCFREE,
        SOLVE_FORWARD_SYNCFREE_VG, SOLVE_FORWARD_SYNCFREE_NS, SOLVE_FORWARD_SYNCFREE_VG_NS,
        SOLVE_BACKWARD_SYNCFREE_NS };
-/* Warps per solve block of the staged kernels by default: 2 and 2 are the fastest at n = 1M
- * since small sparse tiles skip the staging (more, smaller blocks resident). */
-#define ILDL_SOLVE_WARPS_FORWARD 2
+/* Warps per solve block of the staged kernels by default (those of levels narrower than 256
+ * block rows since the wide ones run without staging tiles): 4 forward and 2 backward, the
+ * fastest on the shared suite (perf-notes §88; at n = 1M, before the kernels without staging
+ * tiles, 2 and 2 were). */
+#define ILDL_SOLVE_WARPS_FORWARD 4
 #define ILDL_SOLVE_WARPS_BACKWARD 2
 /* The kernels without staging tiles: one warp per block row (no barriers, as many rows in
  * flight as warps fit). */

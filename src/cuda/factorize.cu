@@ -84,17 +84,21 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     device_scope scope; /* the caller's context back on return */
     int status = ILDL_SUCCESS;
     factor_state hs;
+    factor_totals tot;
     memset(&hs, 0, sizeof hs);
+    memset(&tot, 0, sizeof tot);
     factor_params_d prm;
+    memset(&prm, 0, sizeof prm); /* its padding too: factor_run compares it with the last one */
     c->factored = 0;
     c->aval_current = 0; /* the values may be new: the next solve copies them */
     ildl_cuda_clear_message();
-    double t0 = ildl_wtime(), t1, t2;
+    double t0 = ildl_wtime(), t1, t2, tl = t0;
     CU(cudaSetDevice(c->device));
     /* the factorization overwrites what pending solves read (the factor, the map, the solve
      * records), and its streams are non-blocking: first let every queued device-pointer
      * ildl_apply, on any stream, finish */
     CU(device_sync_locked());
+    ildl_profile_lap(&tl, "cuda factor: drained");
     /* everything of the factorization is ordered on its stream fstream[0] (factor_run) */
     CU(cudaMemcpyAsync(c->T.a_val, T->a_val, sizeof(double) * (size_t)T->a_ptr[T->ntiles],
                        cudaMemcpyHostToDevice, c->fac.fstream[0]));
@@ -119,9 +123,11 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
             ildl_fp_schedule(s, p->fp_eps, p->fp_delta, nrm, p->pivot_tol, p->perturb, &c->fp.tol[s - 1],
                              &c->fp.perturb[s - 1]);
     }
+    ildl_profile_lap(&tl, "cuda factor: uploads queued");
     t1 = ildl_wtime();
     status = factor_run(c, prm, p->leftover);
     if (status) goto cleanup;
+    ildl_profile_lap(&tl, "cuda factor: launched");
     if (c->pinned[0] && c->stream) {
         /* SQMR's copy of A's values, beside the factorization (page-locked: the host thread
          * goes on at once); on SQMR's stream, which its products follow */
@@ -130,8 +136,16 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
         c->aval_current = 1;
     }
     CU(cudaMemcpyAsync(&hs, c->fac.d_state, sizeof hs, cudaMemcpyDeviceToHost, c->fac.fstream[0]));
+    if (st) { /* the statistics with the state, one wait for both (read only; unused on an error) */
+        int grid = 4 * c->sm_count;
+        CU(cudaMemsetAsync(c->fac.d_totals, 0, sizeof tot, c->fac.fstream[0]));
+        k_factor_stats<<<grid, STATS_THREADS, 0, c->fac.fstream[0]>>>(c->T, c->fac.d_block_perturbed, c->fac.d_totals);
+        CU_LAUNCH();
+        CU(cudaMemcpyAsync(&tot, c->fac.d_totals, sizeof tot, cudaMemcpyDeviceToHost, c->fac.fstream[0]));
+    }
     CU(cudaStreamSynchronize(c->fac.fstream[0]));
     t2 = ildl_wtime();
+    ildl_profile_lap(&tl, "cuda factor: device done");
     if (hs.err) {
         status = hs.err;
         ildl_cuda_set_message("device factorization reported internal error %d", hs.err);
@@ -146,17 +160,11 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
         CU_LAUNCH();
     }
     c->map_built = c->have_map;
+    ildl_profile_lap(&tl, "cuda factor: solve records queued");
     if (p->block_perturbed)
         CU(cudaMemcpyAsync(p->block_perturbed, c->fac.d_block_perturbed, sizeof(int32_t) * (size_t)T->nb,
                            cudaMemcpyDeviceToHost, c->fac.fstream[0]));
     if (st) {
-        factor_totals tot;
-        int grid = 4 * c->sm_count;
-        CU(cudaMemsetAsync(c->fac.d_totals, 0, sizeof tot, c->fac.fstream[0]));
-        k_factor_stats<<<grid, STATS_THREADS, 0, c->fac.fstream[0]>>>(c->T, c->fac.d_block_perturbed, c->fac.d_totals);
-        CU_LAUNCH();
-        CU(cudaMemcpyAsync(&tot, c->fac.d_totals, sizeof tot, cudaMemcpyDeviceToHost, c->fac.fstream[0]));
-        CU(cudaStreamSynchronize(c->fac.fstream[0]));
         memset(st, 0, sizeof *st);
         /* without phase B (factor_dense_path), from the diagonal kernels' per-row counts */
         st->nperturbed = factor_dense_path(c, prm) ? (int32_t)tot.perturbed : hs.nperturbed;
@@ -169,6 +177,7 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
         st->t_upload = t1 - t0;
         st->t_device = t2 - t1;
         st->t_stats = ildl_wtime() - t2;
+        ildl_profile_lap(&tl, "cuda factor: statistics");
         if (c->fp.on) { /* the residual from the device's per-tile sums, summed as the reference */
             double *tile_sq = (double *)malloc(sizeof(double) * (size_t)(T->ntiles > 0 ? T->ntiles : 1));
             if (!tile_sq) {
@@ -185,6 +194,7 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     CU(cudaStreamSynchronize(c->fac.fstream[0]));
     /* the caller may rewrite A's values (the next refactorization) once this returns */
     if (c->aval_current && c->stream) CU(cudaStreamSynchronize(c->stream));
+    ildl_profile_lap(&tl, "cuda factor: final waits");
     c->factored = 1;
 cleanup:
     if (status) {

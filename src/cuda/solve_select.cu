@@ -9,9 +9,9 @@ extern "C" {
 #include "cuda/cuda_backend.h"
 }
 
-/* Warps per block of the forward and backward solve kernels by default, the fastest measured at
- * n = 1M: 2 and 2 for the staged kernels, one warp per block row for the kernels without
- * staging tiles (ns). */
+/* Warps per block of the forward and backward solve kernels by default, the fastest measured:
+ * 4 and 2 for the staged kernels (narrow levels), one warp per block row for the kernels
+ * without staging tiles (ns: wide levels). */
 static void solve_warps_default(int ns, int *wf, int *wb)
 {
     *wf = ns ? ILDL_SOLVE_WARPS_NS : ILDL_SOLVE_WARPS_FORWARD;

@@ -706,7 +706,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
     ildl_sqmr_result out = {0, 0, 0.0, 0.0, 0.0, 0};
     sqmr_scalars h;
     memset(&h, 0, sizeof h);
-    double bnorm = 0, best = 0, xres = -1.0, final, t_iter = 0.0;
+    double bnorm = 0, best = 0, xres = -1.0, final, t_iter = 0.0, tl = ildl_wtime();
     size_t nb = sizeof(double) * (size_t)c->n;
     if (res) *res = out;
     if (!c->factored || !c->hostA || !c->map_built) return ILDL_ERR_CALL_ORDER;
@@ -718,8 +718,10 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
                            cudaMemcpyHostToDevice, c->stream));
         c->aval_current = 1;
     }
+    ildl_profile_lap(&tl, "sqmr: prepared");
     CU(cudaMemcpyAsync(c->d_b, b, nb, cudaMemcpyHostToDevice, c->stream));
     if ((status = nrm2_host(c, c->d_b, &bnorm))) goto cleanup;
+    ildl_profile_lap(&tl, "sqmr: b uploaded, norm");
     if (!isfinite(bnorm)) { status = ILDL_ERR_NAN_INF; goto cleanup; }
     if (bnorm == 0.0) {
         memset(x, 0, nb);
@@ -751,6 +753,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
     h.last_check = -1;
     status = start(c, &h, use_b ? bnorm : -1.0);
     starts++;
+    ildl_profile_lap(&tl, "sqmr: started");
     /* every batch ends in a stream synchronisation, so host time spans the device's work */
     t_iter = status == ILDL_SUCCESS ? ildl_wtime() : 0.0;
     while (status == ILDL_SUCCESS) {
@@ -761,6 +764,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
         batch = batch * 2 < SQMR_BATCH ? batch * 2 : SQMR_BATCH;
         CU(cudaMemcpyAsync(&h, c->d_S, sizeof h, cudaMemcpyDeviceToHost, c->stream));
         CU(cudaStreamSynchronize(c->stream));
+        ildl_profile_lap(&tl, "sqmr: batch of %d", batch);
         /* a non-finite x beside a check (which stopped k_direction first) is still a breakdown */
         if (h.hx == HALT_BREAKDOWN) h.halt = HALT_BREAKDOWN;
         xres = -1.0; /* x has moved */
@@ -775,6 +779,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
         batch = 1;
         if ((status = true_residual(c, c->d_x, c->d_u, bnorm, &r))) break;
         xres = r;
+        ildl_profile_lap(&tl, "sqmr: true residual");
         if (!isfinite(r)) { status = ILDL_ERR_BREAKDOWN; break; }
         if (r < best) {
             best = r;
@@ -816,6 +821,7 @@ finish:
             CU(cudaMemcpyAsync(x, c->d_xbest, nb, cudaMemcpyDeviceToHost, c->stream));
         }
         CU(cudaStreamSynchronize(c->stream));
+        ildl_profile_lap(&tl, "sqmr: x downloaded");
     }
     out.iterations = h.iter;
     out.true_residual = final;

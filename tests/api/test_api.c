@@ -559,6 +559,53 @@ static void test_factor_null_values(void **state)
     ildl_csr_free(&A);
 }
 
+/* New values of a matrix large enough for the check's parallel pass (2^15 entries and more):
+ * the first bad entry in row order is named, whichever thread meets it and at which end of a
+ * pair the change was made, with the exact values; the accepted values stay. */
+static void test_refactor_check_large(void **state)
+{
+    (void)state;
+    ildl_csr A;
+    kkt(9000, 3000, 11, &A);
+    int64_t nnz = A.rowptr[A.n];
+    assert_true(nnz >= ((int64_t)1 << 15));
+    ildl_options o;
+    ildl_options_default(&o);
+    o.backend = ILDL_BACKEND_CPU;
+    ildl_handle *h = NULL;
+    assert_int_equal(ildl_setup(A.n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
+    double *v = malloc(sizeof(double) * nnz);
+    /* a lower entry (i, j), j < i, of a late row changed: the pair is first met in row j */
+    int32_t i = A.n - 5;
+    int64_t p = A.rowptr[i];
+    assert_true(A.col[p] < i);
+    int32_t j = A.col[p];
+    int64_t q = A.rowptr[j]; /* (j, i) */
+    while (A.col[q] != i) q++;
+    memcpy(v, A.val, sizeof(double) * nnz);
+    v[p] = 2.0 * A.val[p] + 1.0;
+    assert_int_equal(ildl_factor(h, v), ILDL_ERR_NOT_SYMMETRIC);
+    char want[256];
+    snprintf(want, sizeof want, "a(%d,%d) = %.17g but a(%d,%d) = %.17g", (int)j, (int)i, v[q], (int)i, (int)j, v[p]);
+    assert_non_null(strstr(ildl_last_error(h), want));
+    /* a NaN late and an asymmetric pair early: the NaN is reported first (as before) */
+    v[p] = A.val[p];
+    v[1] += 1.0;
+    v[nnz - 3] = NAN;
+    assert_int_equal(ildl_factor(h, v), ILDL_ERR_NAN_INF);
+    snprintf(want, sizeof want, "value %lld ", (long long)(nnz - 3));
+    assert_non_null(strstr(ildl_last_error(h), want));
+    /* the accepted values are setup's: a solve after NULL has a small residual on A */
+    assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
+    double *b = malloc(sizeof(double) * A.n), *x = calloc(A.n, sizeof(double));
+    for (int32_t r = 0; r < A.n; r++) b[r] = 1.0 + r % 5;
+    assert_int_equal(ildl_solve(h, b, x), ILDL_SUCCESS);
+    assert_true(true_residual(&A, x, b) <= o.tol);
+    ildl_destroy(h);
+    free(v); free(b); free(x);
+    ildl_csr_free(&A);
+}
+
 static void test_call_order_and_untouched(void **state)
 {
     (void)state;
@@ -1077,6 +1124,7 @@ int main(void)
         cmocka_unit_test(test_null_and_defaults),
         cmocka_unit_test(test_bad_matrices),
         cmocka_unit_test(test_call_order_and_untouched),
+        cmocka_unit_test(test_refactor_check_large),
         cmocka_unit_test(test_option_ranges),
         cmocka_unit_test(test_extreme_rhs),
         cmocka_unit_test(test_factor_null_values),
