@@ -472,13 +472,11 @@ cleanup:
     return status;
 }
 
-/* ||x||_2 (ildl_nrm2_fixed's value, bit for bit) read back to the host: the plain sum of
- * squares, and the scaled one when that over- or underflowed. */
-static int nrm2_host(ildl_cuda_ctx *c, const double *x, double *out)
+/* ||x||_2 (ildl_nrm2_fixed's value, bit for bit) from s, the plain sum of squares (k_dot_part's
+ * partials summed in order), or the scaled one when that over- or underflowed (read back). */
+static int nrm2_finish(ildl_cuda_ctx *c, const double *x, double s, double *out)
 {
-    double s;
-    int status = dot_host(c, x, x, &s);
-    if (status) return status;
+    int status = ILDL_SUCCESS;
     if (ildl_nrm2_plain_ok(s)) {
         *out = sqrt(s);
         return ILDL_SUCCESS;
@@ -489,6 +487,14 @@ static int nrm2_host(ildl_cuda_ctx *c, const double *x, double *out)
     CU(cudaStreamSynchronize(c->stream));
 cleanup:
     return status;
+}
+
+/* ||x||_2 read back to the host (nrm2_finish). */
+static int nrm2_host(ildl_cuda_ctx *c, const double *x, double *out)
+{
+    double s;
+    int status = dot_host(c, x, x, &s);
+    return status ? status : nrm2_finish(c, x, s, out);
 }
 
 extern "C" int ildl_cuda_nrm2_test(int device, int32_t n, const double *x, double *host_path, double *fallback)
@@ -642,14 +648,17 @@ cleanup:
 }
 
 /* (Re)start from the residual in d_r (sqmr_start): q = M^{-1} r, tau, theta, rho, d = 0.
- * known >= 0: ||r|| already computed (r = b, x0 = 0: the same kernel on the same vector). */
-static int start(ildl_cuda_ctx *c, sqmr_scalars *h, double known)
+ * known >= 0: ||r|| already computed (r = b, x0 = 0: the same kernel on the same vector);
+ * known_rq: q and r^T q already computed too (ildl_cuda_sqmr's first wait), or NULL. */
+static int start(ildl_cuda_ctx *c, sqmr_scalars *h, double known, const double *known_rq)
 {
-    int status = ildl_cuda_apply_device(c, c->d_r, c->d_qv, c->stream);
-    double rnorm = known, rq;
-    if (status) return status;
-    if (known < 0.0 && (status = nrm2_host(c, c->d_r, &rnorm))) return status;
-    if ((status = dot_host(c, c->d_r, c->d_qv, &rq))) return status;
+    int status = ILDL_SUCCESS;
+    double rnorm = known, rq = known_rq ? *known_rq : 0.0;
+    if (!known_rq) { /* else u = M^{-1} r and rq came with ||b|| (ildl_cuda_sqmr's first wait) */
+        if ((status = ildl_cuda_apply_device(c, c->d_r, c->d_qv, c->stream))) return status;
+        if (known < 0.0 && (status = nrm2_host(c, c->d_r, &rnorm))) return status;
+        if ((status = dot_host(c, c->d_r, c->d_qv, &rq))) return status;
+    }
     CU(cudaMemsetAsync(c->d_d, 0, sizeof(double) * (size_t)c->n, c->stream));
     h->tau = rnorm;
     h->theta = 0.0;
@@ -706,7 +715,8 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
     ildl_sqmr_result out = {0, 0, 0.0, 0.0, 0.0, 0};
     sqmr_scalars h;
     memset(&h, 0, sizeof h);
-    double bnorm = 0, best = 0, xres = -1.0, final, t_iter = 0.0, tl = ildl_wtime();
+    double bnorm = 0, best = 0, xres = -1.0, final, t_iter = 0.0, tl = ildl_wtime(), rq0 = 0.0;
+    int have_rq = 0; /* r = b, u = M^{-1} b and rq0 = r^T u from the first wait (x0 = 0) */
     size_t nb = sizeof(double) * (size_t)c->n;
     if (res) *res = out;
     if (!c->factored || !c->hostA || !c->map_built) return ILDL_ERR_CALL_ORDER;
@@ -720,7 +730,26 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
     }
     ildl_profile_lap(&tl, "sqmr: prepared");
     CU(cudaMemcpyAsync(c->d_b, b, nb, cudaMemcpyHostToDevice, c->stream));
-    if ((status = nrm2_host(c, c->d_b, &bnorm))) goto cleanup;
+    if (prm->use_x0) {
+        if ((status = nrm2_host(c, c->d_b, &bnorm))) goto cleanup;
+    } else {
+        /* from x0 = 0, r = b: ||b||'s partials, u = M^{-1} b and r^T u's partials, one wait for
+         * both (the same kernels as nrm2_host and start's, so the same values) */
+        double part[2 * ILDL_DOT_BLOCKS], sb = 0.0;
+        k_dot_part<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->n, c->d_b, c->d_b, c->d_part);
+        CU_LAUNCH();
+        CU(cudaMemcpyAsync(c->d_r, c->d_b, nb, cudaMemcpyDeviceToDevice, c->stream));
+        if ((status = ildl_cuda_apply_device(c, c->d_r, c->d_qv, c->stream))) goto cleanup;
+        k_dot_part<<<ILDL_DOT_BLOCKS, ILDL_DOT_THREADS, 0, c->stream>>>(c->n, c->d_r, c->d_qv,
+                                                                         c->d_part + ILDL_DOT_BLOCKS);
+        CU_LAUNCH();
+        CU(cudaMemcpyAsync(part, c->d_part, sizeof part, cudaMemcpyDeviceToHost, c->stream));
+        CU(cudaStreamSynchronize(c->stream));
+        for (int g = 0; g < ILDL_DOT_BLOCKS; g++) sb += part[g];
+        for (int g = 0; g < ILDL_DOT_BLOCKS; g++) rq0 += part[ILDL_DOT_BLOCKS + g];
+        if ((status = nrm2_finish(c, c->d_b, sb, &bnorm))) goto cleanup;
+        have_rq = 1;
+    }
     ildl_profile_lap(&tl, "sqmr: b uploaded, norm");
     if (!isfinite(bnorm)) { status = ILDL_ERR_NAN_INF; goto cleanup; }
     if (bnorm == 0.0) {
@@ -737,7 +766,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
     if (!prm->use_x0 || !isfinite(best)) {
         use_b = 1;
         CU(cudaMemsetAsync(c->d_x, 0, nb, c->stream));
-        CU(cudaMemcpyAsync(c->d_r, c->d_b, nb, cudaMemcpyDeviceToDevice, c->stream));
+        if (!have_rq) CU(cudaMemcpyAsync(c->d_r, c->d_b, nb, cudaMemcpyDeviceToDevice, c->stream));
         best = 1.0;
     }
     CU(cudaMemcpyAsync(c->d_xbest, c->d_x, nb, cudaMemcpyDeviceToDevice, c->stream));
@@ -751,7 +780,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
     h.max_iter = prm->max_iter;
     h.stall_window = prm->stall_window;
     h.last_check = -1;
-    status = start(c, &h, use_b ? bnorm : -1.0);
+    status = start(c, &h, use_b ? bnorm : -1.0, have_rq ? &rq0 : NULL);
     starts++;
     ildl_profile_lap(&tl, "sqmr: started");
     /* every batch ends in a stream synchronisation, so host time spans the device's work */
@@ -790,7 +819,7 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
             stall = (r < 0.5 * prev_best) ? 0 : stall + 1;
             if (stall >= ILDL_SQMR_MAX_STALL) { status = ILDL_ERR_NOT_CONVERGED; break; }
             CU(cudaMemcpyAsync(c->d_r, c->d_u, nb, cudaMemcpyDeviceToDevice, c->stream));
-            status = start(c, &h, -1.0);
+            status = start(c, &h, -1.0, NULL);
             starts++;
             continue;
         }
