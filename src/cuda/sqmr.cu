@@ -790,10 +790,11 @@ extern "C" int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x,
         h.hx = h.xgo = 0;
         CU(cudaMemcpyAsync(c->d_S, &h, sizeof h, cudaMemcpyHostToDevice, c->stream));
         for (int k = 0; k < batch; k++) CU(cudaGraphLaunch(c->g_full, c->stream));
+        int ran = batch;
         batch = batch * 2 < SQMR_BATCH ? batch * 2 : SQMR_BATCH;
         CU(cudaMemcpyAsync(&h, c->d_S, sizeof h, cudaMemcpyDeviceToHost, c->stream));
         CU(cudaStreamSynchronize(c->stream));
-        ildl_profile_lap(&tl, "sqmr: batch of %d", batch);
+        ildl_profile_lap(&tl, "sqmr: batch of %d", ran);
         /* a non-finite x beside a check (which stopped k_direction first) is still a breakdown */
         if (h.hx == HALT_BREAKDOWN) h.halt = HALT_BREAKDOWN;
         xres = -1.0; /* x has moved */
