@@ -88,7 +88,6 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
     memset(&hs, 0, sizeof hs);
     memset(&tot, 0, sizeof tot);
     factor_params_d prm;
-    memset(&prm, 0, sizeof prm); /* its padding too: factor_run compares it with the last one */
     c->factored = 0;
     c->aval_current = 0; /* the values may be new: the next solve copies them */
     ildl_cuda_clear_message();
