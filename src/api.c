@@ -467,15 +467,10 @@ static int take_values(ildl_handle *h, const double *values, int *same)
         return ildl_api_fail(h, ILDL_ERR_NAN_INF, "value %lld is %g", (long long)src[bad], values[src[bad]]);
     }
     if (asym < nnz) {
-        int32_t lo = 0, hi = A->n - 1; /* the row of entry asym: rowptr[row] <= asym < rowptr[row + 1] */
-        while (lo < hi) {
-            int32_t mid = lo + (hi - lo + 1) / 2;
-            if (A->rowptr[mid] <= asym) lo = mid;
-            else hi = mid - 1;
-        }
         int64_t p = asym;
-        int st = ildl_api_fail(h, ILDL_ERR_NOT_SYMMETRIC, "a(%d,%d) = %.17g but a(%d,%d) = %.17g", (int)lo,
-                               (int)A->col[p], A->val[p], (int)A->col[p], (int)lo, A->val[tmap[p]]);
+        int32_t i = A->col[tmap[p]]; /* p's row: the column of its transposed entry */
+        int st = ildl_api_fail(h, ILDL_ERR_NOT_SYMMETRIC, "a(%d,%d) = %.17g but a(%d,%d) = %.17g", (int)i,
+                               (int)A->col[p], A->val[p], (int)A->col[p], (int)i, A->val[tmap[p]]);
         restore_values(h);
         return st;
     }
