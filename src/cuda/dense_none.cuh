@@ -12,7 +12,7 @@ static __device__ void dd_factor_none(int m, R *a, const ildl_dense_params *p, i
         if (hint && hint[k] == 1 && k + 1 < m)
             k += dd_take2<NW>(m, a, k, k, k + 1, p, res);
         else
-            k += dd_take1<NW>(m, a, k, k, p, res);
+            k += dd_take1<NW>(m, a, k, k, p, res, false);
     }
 }
 #endif

@@ -30,7 +30,8 @@ __global__ void __launch_bounds__(1024) k_phase_a_diag(dev_tiles T, factor_param
                                                        const int2 *split, const R *prod,
                                                        R *inflight, ildl_dense_result *res_out)
 {
-    __shared__ R W[TILE], sU[TILE], sDU[TILE], sU2[TILE], sDU2[TILE];
+    __shared__ R W[TILE], win[4 * TILE]; /* the pulls' windows, then dd_factor's scratch */
+    R *const sU = win, *const sDU = win + TILE, *const sU2 = win + 2 * TILE, *const sDU2 = win + 3 * TILE;
     R *const up[6] = {sU, sU, sDU, sU2, sU2, sDU2}; /* U_ki is U_kj: one window per update */
     __shared__ ildl_dense_result res;
     int tid = threadIdx.y * LD + threadIdx.x;
@@ -50,7 +51,7 @@ __global__ void __launch_bounds__(1024) k_phase_a_diag(dev_tiles T, factor_param
     dp.pivot_tol = prm.pivot_tol;
     dp.perturb = prm.perturb;
     dp.pair_hint = prm.pair_hint ? prm.pair_hint + T.bstart[i] : NULL;
-    dd_factor(prm.pivoting, mi, W, &dp, &res);
+    dd_factor(prm.pivoting, mi, W, win, &dp, &res);
     if (tid < mi) {
         int32_t b = T.bstart[i];
         T.piv[b + tid] = res.perm[tid];

@@ -36,7 +36,8 @@ __device__ __forceinline__ void d_pull_dot4(int mk, const R *u, const R *du, int
  * lane c column c. */
 #define PULL_DOT_WARPS (LD / 4)
 
-/* b -= u^T du; sym: only c >= r, mirrored. */
+/* b -= u^T du; sym: only c >= r (the lower triangle is left for d_mirror_upper: a mirrored
+ * store per update, lanes 32 values apart, was a 32-way bank conflict). */
 template <typename R>
 __device__ void d_sub_utdu(int mk, int mi, int mj, const R *u, const R *du, R *b,
                            bool sym)
@@ -48,9 +49,7 @@ __device__ void d_sub_utdu(int mk, int mi, int mj, const R *u, const R *du, R *b
         for (int q = 0; q < 4; q++) {
             int r = r0 + q;
             if (r < mi && (!sym || c >= r)) {
-                R v = b[r * LD + c] - s[q];
-                b[r * LD + c] = v;
-                if (sym) b[c * LD + r] = v;
+                b[r * LD + c] = b[r * LD + c] - s[q];
             }
         }
     }
@@ -196,8 +195,8 @@ __device__ void d_pull_commit(const pull_fetch<R> &f, int mi, int mj, R *b, R *s
 
 /* Two consecutive updates k1 < k2 of a tile at once: b = (b - s1) - s2 per entry, the bits of
  * applying them one after the other, with half the barriers. s[0..2]: U_ki, U_kj, D_k U_kj of
- * the first update, s[3..5] of the second. sym (a diagonal tile): only c >= r, mirrored, as
- * d_sub_utdu. Ends with a barrier. */
+ * the first update, s[3..5] of the second. sym (a diagonal tile): only c >= r, as d_sub_utdu.
+ * Ends with a barrier. */
 template <typename R>
 __device__ void d_pull_commit2(const pull_fetch<R> &f1, const pull_fetch<R> &f2, int mi, int mj, R *b,
                                R *const *s, bool sym)
@@ -222,9 +221,7 @@ __device__ void d_pull_commit2(const pull_fetch<R> &f1, const pull_fetch<R> &f2,
             int r = r0 + q;
             if (r < mi && (!sym || c >= r)) {
                 R v = b[r * LD + c] - s1[q];
-                v = v - s2[q];
-                b[r * LD + c] = v;
-                if (sym) b[c * LD + r] = v;
+                b[r * LD + c] = v - s2[q];
             }
         }
     }
@@ -373,8 +370,19 @@ __device__ __forceinline__ void d_meta_set(const dev_tiles &T, pull_meta *M, int
     M->mk[q] = (int8_t)(T.bstart[k + 1] - bk);
 }
 
+/* The lower triangle of the mi x mi tile b from its upper one (after updates with sym). Block-wide,
+ * after a barrier; ends with one. */
+template <typename R>
+__device__ void d_mirror_upper(int mi, R *b)
+{
+    int r = threadIdx.y, c = threadIdx.x;
+    if (c > r && c < mi) b[c * LD + r] = b[r * LD + c];
+    __syncthreads();
+}
+
 /* b -= every update of the diagonal tile of block row i (its column's tiles k < i, k ascending,
- * two at a time); up: 6 shared tiles, up[0] == up[1] and up[3] == up[4] (U_ki is U_kj). */
+ * two at a time), then mirrored; up: 6 shared tiles, up[0] == up[1] and up[3] == up[4] (U_ki is
+ * U_kj). */
 template <typename R>
 __device__ void d_pull_diag_all(const dev_tiles &T, int32_t i, int mi, R *b, R *const *up)
 {
@@ -394,6 +402,7 @@ __device__ void d_pull_diag_all(const dev_tiles &T, int32_t i, int mi, R *b, R *
             d_pull_fetch_meta(T, (const pull_meta *)NULL, &M, q + 1, mi, mi, &f2);
             d_pull_commit2(f1, f2, mi, mi, b, up, true);
         }
+        d_mirror_upper(mi, b);
         return;
     }
     for (int64_t q = q0; q < qend; q += 2) {
@@ -406,6 +415,7 @@ __device__ void d_pull_diag_all(const dev_tiles &T, int32_t i, int mi, R *b, R *
         d_pull_fetch(T, T.col_tiles[q + 1], T.col_tiles[q + 1], mi, mi, &f2);
         d_pull_commit2(f1, f2, mi, mi, b, up, true);
     }
+    d_mirror_upper(mi, b);
 }
 
 /* b -= every update of off-diagonal tile (i,j): the k < i in both block columns, k ascending,

@@ -98,8 +98,9 @@ __global__ void __launch_bounds__(1024) k_fp_diag(dev_tiles T, fp_copy a, fp_cop
                                                   int pivoting, const int8_t *pair_hint, int32_t *block_perturbed,
                                                   double tol, double perturb, int first)
 {
-    __shared__ double W[TILE], sU[TILE], sDU[TILE], sU2[TILE], sDU2[TILE];
+    __shared__ double W[TILE], win[4 * TILE]; /* the pulls' windows, then dd_factor's scratch */
     __shared__ ildl_dense_result res;
+    double *const sU = win, *const sDU = win + TILE, *const sU2 = win + 2 * TILE, *const sDU2 = win + 3 * TILE;
     double *const up[6] = {sU, sU, sDU, sU2, sU2, sDU2}; /* U_ki is U_kj: one window per update */
     int r = threadIdx.y, c = threadIdx.x, tid = r * LD + c;
     int32_t i = blockIdx.x, b = T.bstart[i];
@@ -111,7 +112,7 @@ __global__ void __launch_bounds__(1024) k_fp_diag(dev_tiles T, fp_copy a, fp_cop
     dp.pivot_tol = tol;
     dp.perturb = perturb;
     dp.pair_hint = pair_hint ? pair_hint + b : NULL;
-    dd_factor(pivoting, mi, W, &dp, &res);
+    dd_factor(pivoting, mi, W, win, &dp, &res);
     if (tid < mi) {
         int p = res.perm[tid];
         q[b + tid] = p;
@@ -187,6 +188,7 @@ __global__ void __launch_bounds__(1024, 2) k_fp_resid(dev_tiles T, fp_copy a, co
     d_fp_apply_d(a, bi, mi, mj, sJ, sDU);
     __syncthreads();
     d_sub_utdu<double>(mi, mi, mj, diag ? sJ : sU, sDU, R, diag);
+    if (diag) d_mirror_upper(mi, R);
     if (threadIdx.x == 0 && threadIdx.y == 0) {
         double acc = 0.0;
         for (int rr = 0; rr < mi; rr++)
