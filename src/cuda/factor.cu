@@ -15,7 +15,9 @@
  *            (prefix sums in storage order), or k_phase_b_atomic: the paper's racing protocol
  *            (option ILDL_LEFTOVER_ATOMIC);
  *   phase C (factor_phase_c.cu)  k_phase_c: keep-largest, compress and store, column
- *            permutation (in a narrow chunk one block per tile of the rows' block columns);
+ *            permutation (in a narrow chunk one block per tile of the rows' block columns; a
+ *            narrow chunk on the dense path has it done by its off-diagonal solve kernel,
+ *            which stores the solved tiles directly: phase_a_solve_store_launch);
  * (the fixed-point method, fixed_point.cu: its sweeps first, then per chunk k_fp_load instead
  * of phase A's pulls and solves), and after all levels k_invert_diagonal: every diagonal tile
  * U_ii becomes U_ii^{-1} (solves).
@@ -62,6 +64,9 @@ static int factor_chunks(ildl_cuda_ctx *c, const factor_params_d &prm, int lefto
         const int32_t *rows = c->d_level_rows + r0, *rb = c->fac.d_rowbase + r0;
         const int32_t *tile_rr = c->fac.d_tile_rr, *tile_s = c->fac.d_tile_s;
         int64_t toff = c->fac.chunk_toff[ch], nofd = c->fac.chunk_toff[ch + 1] - toff;
+        /* a narrow chunk of dense tiles: the off-diagonal solves store their tiles and do phase C
+         * (phase_a_solve_store_launch), one launch fewer */
+        const bool fused = dense_path && chunk_narrow(c, ch);
         if (c->fp.on) { /* the fixed-point method: the tiles come from its last sweep */
             fp_load_launch(nrows, s0, c, rows, rb, reinterpret_cast<double *>(inflight));
             CU_LAUNCH();
@@ -86,8 +91,17 @@ static int factor_chunks(ildl_cuda_ctx *c, const factor_params_d &prm, int lefto
                                    c->fac.d_res);
             CU_LAUNCH();
             PROFILE_POINT(0);
+            if (nofd > 0) CU(cudaStreamWaitEvent(s0, c->fac.ev_join, 0));
+            if (fused) { /* the solves store their tiles, and phase C rides along */
+                int64_t c0 = c->fac.chunk_col[ch];
+                phase_a_solve_store_launch<R>(nrows, nofd, c->fac.chunk_col[ch + 1] - c0, s0, c->T, rows, rb,
+                                              tile_rr + toff, tile_s + toff, c->fac.d_coltile + c0, inflight,
+                                              c->fac.d_res);
+                CU_LAUNCH();
+                PROFILE_POINT(5);
+                continue;
+            }
             if (nofd > 0) {
-                CU(cudaStreamWaitEvent(s0, c->fac.ev_join, 0));
                 phase_a_solve_launch<R>(nofd, s0, c->T, rows, rb, tile_rr + toff, tile_s + toff, inflight, c->fac.d_res,
                                         chunk_narrow(c, ch));
                 CU_LAUNCH();

@@ -157,31 +157,86 @@ __global__ void __launch_bounds__(32 * SOLVE_TILE_WARPS) k_phase_a_solve(dev_til
 /* Warps per off-diagonal tile of k_phase_a_solve_block. */
 #define SOLVE_BLOCK_WARPS 8
 
+/* Phase C's work in a narrow chunk on the dense path, by a block of SOLVE_BLOCK_WARPS warps
+ * (k_phase_a_solve_block with store): b < nrows stores block row rows[b]'s diagonal tile as its
+ * dense strict upper part, a larger b permutes the columns of tile coltile[b - nrows] = (k,i)
+ * into block i's pivot order; k_phase_c's operations on dense tiles (factor_phase_c.cu). */
+template <typename R>
+__device__ void d_store_dense_rest(const dev_tiles &T, const int32_t *rows, const int32_t *rowbase,
+                                   const R *inflight, int64_t b, int32_t nrows, const int64_t *coltile)
+{
+    constexpr int NR = LD / SOLVE_BLOCK_WARPS;
+    int c = threadIdx.x, w = threadIdx.y;
+    if (b < nrows) {
+        int32_t i = rows[b];
+        int mi = dev_bsize(T, i);
+        const R *slot = inflight + (int64_t)rowbase[b] * TILE;
+        R *v = fac_val<R>(T) + T.off[T.row_ptr[i]];
+#pragma unroll
+        for (int k = 0; k < NR; k++) {
+            int r = w + SOLVE_BLOCK_WARPS * k;
+            if (r < mi && c < mi) v[r * mi + c] = c > r ? slot[r * LD + c] : (R)0;
+        }
+        return;
+    }
+    int64_t t = coltile[b - nrows];
+    int32_t i = T.col[t];
+    int mi = dev_bsize(T, i), mk = dev_bsize(T, T.row[t]);
+    R *v = fac_val<R>(T) + T.off[t];
+    int pc = c < mi ? T.piv[T.bstart[i] + c] : 0;
+    R x[NR];
+#pragma unroll
+    for (int k = 0; k < NR; k++) {
+        int r = w + SOLVE_BLOCK_WARPS * k;
+        x[k] = (r < mk && c < mi) ? v[r * mi + pc] : (R)0;
+    }
+    __syncthreads(); /* every entry read before any is rewritten */
+#pragma unroll
+    for (int k = 0; k < NR; k++) {
+        int r = w + SOLVE_BLOCK_WARPS * k;
+        if (r < mk && c < mi) v[r * mi + c] = x[k];
+    }
+}
+
 /* A2' for a narrow chunk, one block per off-diagonal tile: the same operations as
  * k_phase_a_solve, spread over SOLVE_BLOCK_WARPS warps. Thread (c, w) keeps column c of the
  * rows w, w + 8, w + 16, w + 24 in registers; step q, after one block barrier, subtracts
  * U_ii(q, r) b[q] from its rows r > q (b[q] final since step q - 1, from shared memory), so each
  * entry subtracts its terms q ascending as in ildl_dense_solve_offdiag: the bits of the warp's
  * solve, with a critical path of 31 barriers instead of a warp's ~500 dependent steps (a
- * warp's solve of one tile took about 35 us: narrow levels waited for it). */
+ * warp's solve of one tile took about 35 us: narrow levels waited for it). With store (a narrow
+ * chunk on the dense path) the kernel is also the chunk's phase C: a solved tile goes straight
+ * into its storage, and blocks nofd.. take the rows' diagonal tiles and the column permutations
+ * (d_store_dense_rest): one launch fewer per level (perf-notes §89). */
 template <typename R>
 __global__ void __launch_bounds__(32 * SOLVE_BLOCK_WARPS) k_phase_a_solve_block(dev_tiles T, const int32_t *rows,
                                                                                 const int32_t *rowbase,
                                                                                 const int32_t *tile_rr,
                                                                                 const int32_t *tile_s, R *inflight,
-                                                                                const ildl_dense_result *res_in)
+                                                                                const ildl_dense_result *res_in,
+                                                                                bool store, int64_t nofd,
+                                                                                int32_t nrows,
+                                                                                const int64_t *coltile)
 {
     constexpr int NR = LD / SOLVE_BLOCK_WARPS; /* rows per thread */
     __shared__ R sW[TILE], sb[TILE];
     __shared__ int sperm[LD], stype[LD];
     __shared__ double sdd[LD], sdo[LD];
     int c = threadIdx.x, w = threadIdx.y, tid = w * LD + c;
+    if (store && blockIdx.x >= nofd) {
+        d_store_dense_rest<R>(T, rows, rowbase, inflight, blockIdx.x - nofd, nrows, coltile);
+        return;
+    }
     int32_t rr = tile_rr[blockIdx.x], s = tile_s[blockIdx.x];
     int32_t i = rows[rr];
     int mi = dev_bsize(T, i);
-    int mj = dev_bsize(T, T.col[T.row_ptr[i] + s]);
+    int64_t t = T.row_ptr[i] + s;
+    int mj = dev_bsize(T, T.col[t]);
     const R *W = inflight + (int64_t)rowbase[rr] * TILE; /* U_ii, written by k_phase_a_diag */
     R *B = inflight + ((int64_t)rowbase[rr] + s) * TILE;
+    /* the result: into the slot, or with store (dense tiles) straight into the tile's storage */
+    R *out = store ? fac_val<R>(T) + T.off[t] : B;
+    int ldo = store ? mj : LD;
     const ildl_dense_result &res = res_in[rr];
     if (tid < LD) {
         sperm[tid] = tid < mi ? res.perm[tid] : 0;
@@ -232,7 +287,7 @@ __global__ void __launch_bounds__(32 * SOLVE_BLOCK_WARPS) k_phase_a_solve_block(
                 ildl_pivot2_solve(da, db, dc, ildl_pivot2_det(da, db, dc), sb[(r - 1) * LD + c], sb[r * LD + c], &o1,
                                   &v);
             }
-            B[r * LD + c] = v;
+            out[r * ldo + c] = v;
         }
     }
 }
@@ -353,12 +408,22 @@ void phase_a_solve_launch(int64_t nofd, cudaStream_t s, const dev_tiles &T, cons
                           const ildl_dense_result *res, bool narrow)
 {
     if (narrow) {
-        k_phase_a_solve_block<R><<<(unsigned)nofd, dim3(32, SOLVE_BLOCK_WARPS), 0, s>>>(T, rows, rowbase, tile_rr,
-                                                                                     tile_s, inflight, res);
+        k_phase_a_solve_block<R><<<(unsigned)nofd, dim3(32, SOLVE_BLOCK_WARPS), 0, s>>>(
+            T, rows, rowbase, tile_rr, tile_s, inflight, res, false, nofd, 0, (const int64_t *)NULL);
         return;
     }
     k_phase_a_solve<R><<<(unsigned)((nofd + SOLVE_TILE_WARPS - 1) / SOLVE_TILE_WARPS), dim3(32, SOLVE_TILE_WARPS), 0,
                          s>>>(T, rows, rowbase, tile_rr, tile_s, nofd, inflight, res);
+}
+
+template <typename R>
+void phase_a_solve_store_launch(int32_t nrows, int64_t nofd, int64_t ncol, cudaStream_t s, const dev_tiles &T,
+                                const int32_t *rows, const int32_t *rowbase, const int32_t *tile_rr,
+                                const int32_t *tile_s, const int64_t *coltile, R *inflight,
+                                const ildl_dense_result *res)
+{
+    k_phase_a_solve_block<R><<<(unsigned)(nofd + nrows + ncol), dim3(32, SOLVE_BLOCK_WARPS), 0, s>>>(
+        T, rows, rowbase, tile_rr, tile_s, inflight, res, true, nofd, nrows, coltile);
 }
 
 template <typename R>
@@ -380,6 +445,10 @@ void phase_a_drop_launch(int32_t nrows, cudaStream_t s, const dev_tiles &T, cons
     template void phase_a_solve_launch<R>(int64_t, cudaStream_t, const dev_tiles &, const int32_t *,            \
                                           const int32_t *, const int32_t *, const int32_t *, R *,               \
                                           const ildl_dense_result *, bool);                                     \
+    template void phase_a_solve_store_launch<R>(int32_t, int64_t, int64_t, cudaStream_t, const dev_tiles &,      \
+                                                const int32_t *, const int32_t *, const int32_t *,              \
+                                                const int32_t *, const int64_t *, R *,                          \
+                                                const ildl_dense_result *);                                     \
     template void phase_a_drop_launch<R>(int32_t, cudaStream_t, const dev_tiles &, const factor_params_d &,     \
                                          const int32_t *, const int32_t *, R *, int64_t *, R *);
 PHASE_A_INSTANCES(double)

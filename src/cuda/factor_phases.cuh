@@ -37,6 +37,15 @@ template <typename R>
 void phase_a_solve_launch(int64_t nofd, cudaStream_t s, const dev_tiles &T, const int32_t *rows,
                           const int32_t *rowbase, const int32_t *tile_rr, const int32_t *tile_s, R *inflight,
                           const ildl_dense_result *res, bool narrow);
+/* A narrow chunk on the dense path (factor_dense_path): k_phase_a_solve_block on its nofd
+ * off-diagonal tiles, each result stored in its tile (no in-flight copy), and also the chunk's
+ * phase C (its nrows diagonal tiles, the column permutations of its ncol column tiles coltile):
+ * phase_c_launch is then not called for the chunk. */
+template <typename R>
+void phase_a_solve_store_launch(int32_t nrows, int64_t nofd, int64_t ncol, cudaStream_t s, const dev_tiles &T,
+                                const int32_t *rows, const int32_t *rowbase, const int32_t *tile_rr,
+                                const int32_t *tile_s, const int64_t *coltile, R *inflight,
+                                const ildl_dense_result *res);
 /* k_phase_a_drop, one block per row: the row norms (into rownorm, LD per row), tau-dropping
  * of the off-diagonal slots, and need[] of the row's slots. */
 template <typename R>
