@@ -4,12 +4,11 @@
  * The tile's leading dimension is DLD = 33: a column's entries fall in distinct banks, so the
  * mirrored stores and the column interchanges are not 32-way bank conflicts. Called by the
  * team's threads uniformly (threadIdx.y < NW; the caller keeps the other warps out,
- * dense_factor.cuh): every branch below depends only on shared data. An elimination step
- * (dd_take1, dd_take2) ends without a team barrier (dd_take1 says why that is safe); the
- * caller's block barrier after the last step makes the tile consistent. Lane tx = threadIdx.x
- * owns column tx; warp w = threadIdx.y owns rows w, w + NW, ... of the rank-1/rank-2 updates. A
- * team smaller than the block synchronises on named barrier 1 (a single warp: __syncwarp), so a
- * step does not wait for 32 warps (perf-notes §78, §89). */
+ * dense_factor.cuh): every branch below depends only on shared data, and each elimination step
+ * ends with the tile consistent after a team barrier. Lane tx = threadIdx.x owns column tx;
+ * warp w = threadIdx.y owns rows w, w + NW, ... of the rank-1/rank-2 updates. A team smaller than
+ * the block synchronises on named barrier 1 (a single warp: __syncwarp), so a step does not wait
+ * for 32 warps (perf-notes §78, §89). */
 #ifndef ILDL_CUDA_DENSE_COMMON_CUH
 #define ILDL_CUDA_DENSE_COMMON_CUH
 #include "cuda/common.cuh"
@@ -124,11 +123,8 @@ static __device__ R dd_absmax(int m, const R *a, int row, int k, int skip, int *
 
 /* A 1x1 pivot at k after interchanging k and piv. walked: the pivot search read rows other than
  * k (a rook walk, Bunch-Kaufman's second row), whose entries this step writes, so the
- * interchange's barrier is needed even when piv == k; a search of row k alone needs none (the
- * step writes only rows and columns > k). Like dd_take2 it ends without a barrier: its last
- * stores (row k's multipliers, column k's zeros, res) are read by no later step before an
- * interchange's barrier or dd_factor's end, and a later step writes only rows and columns
- * beyond them. */
+ * interchange's barrier is needed even when piv == k; after a search of row k alone the step
+ * starts without one (it writes only rows and columns > k, which the search did not read). */
 template <int NW, typename R>
 static __device__ int dd_take1(int m, R *a, int k, int piv, const ildl_dense_params *p, ildl_dense_result *res,
                                bool walked = true)
@@ -167,6 +163,7 @@ static __device__ int dd_take1(int m, R *a, int k, int piv, const ildl_dense_par
         res->type[k] = 1;
         if (perturbed) res->nperturbed++;
     }
+    dd_sync<NW>();
     return 1;
 }
 
@@ -219,6 +216,7 @@ static __device__ int dd_take2(int m, R *a, int k, int q, int r, const ildl_dens
         res->type[k + 1] = 0;
         res->n2x2++;
     }
+    dd_sync<NW>();
     return 2;
 }
 
