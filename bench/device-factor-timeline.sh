@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Run ON THE DEVICE (carry build-cuda's tools/ildl, .carry, .devdata/matrices): the factorization's
 # kernels launch by launch, from Nsight Compute's durations (clocks left alone), one line per chunk:
-# P products, L pulls (beside D), D diagonal, S/s off-diagonal solve (a block / a warp per tile),
-# X drop, B scan, C store; each KIND<grid>/<microseconds>. perf-notes §87 used it on tuma1.
+# P products, L pulls (beside D), D diagonal, S/s off-diagonal solve (a block / a warp per tile;
+# S also stores in a narrow chunk on the dense path, which then has no C), X drop, B scan,
+# C store; each KIND<grid>/<microseconds>. perf-notes §87 and §89 used it.
 #   usage: bash bench/device-factor-timeline.sh MATRIX [ildl solve options]
 #   (default options: the complete factor, SN + METIS, complete fill, tau = 0, no ladder)
 set -uo pipefail
@@ -38,7 +39,10 @@ for key in order:
     kind = kinds.get(e["k"])
     if not kind:
         continue
-    if line and line[-1][0] == "C":  # the store ends a chunk
+    # a chunk starts with P, L or D (products, pulls, diagonal): once the current line holds a D,
+    # the next of these begins the next chunk (a narrow dense chunk has no C: its solve kernel
+    # stores, perf-notes §89)
+    if kind in "PLD" and any(x[0] == "D" for x in line):
         print(" ".join(line))
         line = []
     line.append("%s%s/%.0f" % (kind, e["launch__grid_size"], float(e["gpu__time_duration.sum"]) / 1000))
