@@ -1,10 +1,10 @@
 /* dense_factor.cuh -- the factorization of a diagonal tile in shared memory, PAP^T = U^T D U with
  * the pivot rule `pivoting` (none/BK/Rook: dense_{none,bk,rook}.cuh), by a team of
  * DD_TEAM_WARPS warps of a 32x32-thread block, on a copy of leading dimension DLD in the
- * caller's scratch (DTILE values of shared memory; perf-notes §89: with the tile's own leading
- * dimension 32 every mirrored store was a 32-way bank conflict). Called by the whole block; ends
- * with a block barrier, the tile holding U (unit diagonal implied, zeros below) and res the
- * pivots. */
+ * caller's scratch (DTILE values of shared memory: with the tile's own leading dimension 32 every
+ * mirrored store and column interchange was a 32-way bank conflict, though removing them alone
+ * changed no measured time, perf-notes §89). Called by the whole block; ends with a block
+ * barrier, the tile holding U (unit diagonal implied, zeros below) and res the pivots. */
 #ifndef ILDL_CUDA_DENSE_FACTOR_CUH
 #define ILDL_CUDA_DENSE_FACTOR_CUH
 #include "cuda/dense_bk.cuh"
