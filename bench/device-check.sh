@@ -92,6 +92,8 @@ timeout 120 $B/tests/cuda_test_cuda_devices > "$OUTDIR/devices.log" 2>&1; echo "
 grep -E "^device|^SKIP" "$OUTDIR/devices.log"
 timeout 120 $B/tests/cuda_test_cuda_gje > "$OUTDIR/gje.log" 2>&1; echo "block-Jacobi (Gauss-Jordan) test exit $?"
 grep -E "^GPU block-Jacobi|^SKIP" "$OUTDIR/gje.log"
+timeout 120 $B/tests/cuda_test_cuda_dense > "$OUTDIR/dense.log" 2>&1; echo "dense tile factorization (none/BK/rook, double/float) test exit $?"
+grep -E "^pivoting|^SKIP" "$OUTDIR/dense.log"
 timeout 120 $B/tests/api_test_methods > "$OUTDIR/methods.log" 2>&1; echo "methods (block-Jacobi, fixed-point through the API) test exit $?"
 grep -E "^GPU block-Jacobi|^GPU fixed-point|^ladder|^SKIP" "$OUTDIR/methods.log"
 if [ -n "$SAN" ]; then
@@ -126,6 +128,11 @@ if [ -n "$SAN" ]; then
   for tool in $TOOLS; do
     timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_gje > "$OUTDIR/sanitizer-$tool-gje.log" 2>&1
     echo "compute-sanitizer $tool, block-Jacobi, exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-gje.log" | tail -n 1)"
+  done
+  # the dense tile factorization alone (a team of warps on named barriers: racecheck, perf-notes §89)
+  for tool in $TOOLS; do
+    timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_dense > "$OUTDIR/sanitizer-$tool-dense.log" 2>&1
+    echo "compute-sanitizer $tool, dense tiles, exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-dense.log" | tail -n 1)"
   done
   # the 2-norms' scaled paths (host-driven and the step kernel's one-block fallback) and the
   # solves of right-hand sides scaled far out

@@ -156,6 +156,17 @@ int ildl_cuda_gje_host(int device_id, int64_t count, const int32_t *size, const 
                        const int64_t *rowptr, const double *A, double tol, double perturb, double *inv,
                        int32_t *perturbed, const double *x, double *z, char *msg, size_t msglen);
 
+/* The dense step of the diagonal kernel (dense_factor.cuh) over a host batch of count tiles, for
+ * the tests (dense_batch.cu): tile b is tiles[b * 1024 ..] (ld 32, zeros outside its m[b] x m[b]
+ * part), factored alone with `pivoting` (ildl_pivoting) in double, or in float when single (the
+ * values, which the caller makes representable, rounded once); the tiles into out (ld 32) and
+ * the pivot records into res[count], as ildl_dense_factor (or ildl_dense_factor_s) leaves
+ * them. pair_hint: NULL, or [count * 32], tile b's hints at b * 32. The statuses of a CUDA call,
+ * ILDL_ERR_NO_DEVICE without one, with msg set. */
+int ildl_cuda_dense_factor_host(int device_id, int pivoting, int single, int64_t count, const int32_t *m,
+                                const double *tiles, const int8_t *pair_hint, double pivot_tol, double perturb,
+                                double *out, ildl_dense_result *res, char *msg, size_t msglen);
+
 /* options.method BLOCK_JACOBI on a context made by ildl_cuda_create (gje.cu): bj_setup uploads
  * the batch's layout (cpu/block_jacobi.h) and allocates the inverses' array (counted in
  * the context's bytes; ildl_cuda_bj_bytes says how many, for estimates); from then on the

@@ -141,6 +141,16 @@ int ildl_cuda_gje_host(int device_id, int64_t count, const int32_t *size, const 
     return ILDL_ERR_NO_DEVICE;
 }
 
+int ildl_cuda_dense_factor_host(int device_id, int pivoting, int single, int64_t count, const int32_t *m,
+                                const double *tiles, const int8_t *pair_hint, double pivot_tol, double perturb,
+                                double *out, ildl_dense_result *res, char *msg, size_t msglen)
+{
+    (void)device_id; (void)pivoting; (void)single; (void)count; (void)m; (void)tiles; (void)pair_hint;
+    (void)pivot_tol; (void)perturb; (void)out; (void)res;
+    ildl_msg(msg, msglen, "dense tiles on the device: this build has no CUDA backend");
+    return ILDL_ERR_NO_DEVICE;
+}
+
 size_t ildl_cuda_bj_bytes(int64_t count, int64_t entries)
 {
     (void)count; (void)entries;
