@@ -158,7 +158,7 @@ int ildl_cuda_gje_host(int device_id, int64_t count, const int32_t *size, const 
 
 /* The dense step of the diagonal kernel (dense_factor.cuh) over a host batch of count tiles, for
  * the tests (dense_batch.cu): tile b is tiles[b * 1024 ..] (ld 32, zeros outside its m[b] x m[b]
- * part), factored alone with `pivoting` (ildl_pivoting) in double, or in float when single (the
+ * part, 0 <= m[b] <= 32, else ILDL_ERR_INVALID_OPTION), factored alone with `pivoting` (ildl_pivoting) in double, or in float when single (the
  * values, which the caller makes representable, rounded once); the tiles into out (ld 32) and
  * the pivot records into res[count], as ildl_dense_factor (or ildl_dense_factor_s) leaves
  * them. pair_hint: NULL, or [count * 32], tile b's hints at b * 32. The statuses of a CUDA call,

@@ -57,6 +57,11 @@ extern "C" int ildl_cuda_dense_factor_host(int device_id, int pivoting, int sing
         ildl_msg(msg, msglen, "dense batch: %lld tiles, at most %d per call", (long long)count, INT32_MAX);
         return ILDL_ERR_INVALID_OPTION;
     }
+    for (int64_t b = 0; b < count; b++)
+        if (m[b] < 0 || m[b] > LD) {
+            ildl_msg(msg, msglen, "dense batch: tile %lld has %d rows, not 0..%d", (long long)b, (int)m[b], LD);
+            return ILDL_ERR_INVALID_OPTION;
+        }
     const size_t values = (size_t)count * TILE;
     CU(cudaSetDevice(device_id));
     CU(cudaMalloc((void **)&d_m, sizeof(int32_t) * (size_t)count));

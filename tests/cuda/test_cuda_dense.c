@@ -160,11 +160,27 @@ static void test_dense_no_device_status(void **state)
     assert_true(msg[0] != '\0');
 }
 
+/* A tile of more than 32 rows is refused with a status and a message, before any device work
+ * (in a build without the CUDA backend: the no-device status). */
+static void test_dense_bad_size(void **state)
+{
+    (void)state;
+    int32_t m = 33;
+    double t[TILE] = {0}, out[TILE];
+    ildl_dense_result r;
+    char msg[256] = "";
+    int st = ildl_cuda_dense_factor_host(0, ILDL_PIVOT_ROOK, 0, 1, &m, t, NULL, 1e-14, 1e-10, out, &r, msg, sizeof msg);
+    assert_int_not_equal(st, ILDL_SUCCESS);
+    assert_true(msg[0] != '\0');
+    printf("33 rows: status %d, \"%s\"\n", st, msg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dense_agreement),
         cmocka_unit_test(test_dense_no_device_status),
+        cmocka_unit_test(test_dense_bad_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
