@@ -17,6 +17,7 @@
 # carry their tools/ildl as a tarball: the device tool sends only the working tree.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. bench/device-unpack.sh # the carried build, if packed (bench/prepare-device.sh)
 [ $# -ge 1 ] || { sed -n '2,13p' "$0"; exit 2; }
 export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
 PROBLEMS=${PROBLEMS:-"control 70;stokes 64 --pin;control 106"}

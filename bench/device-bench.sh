@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run ON THE DEVICE (after bench/prepare-device.sh here; carry build-cuda .carry .devdata):
+# Run ON THE DEVICE (after bench/prepare-device.sh here; carry what bench/device-unpack.sh says):
 # every matrix of a suite through `ildl solve` with the CPU backend (all host cores) and the
 # CUDA backend, each as the median of REPEAT runs of setup+factor+solve in one process.
 # Writes $OUT/bench.jsonl (one JSON object per run), baseline.jsonl, bandwidth.json and
@@ -8,6 +8,7 @@
 #   usage: bash bench/device-bench.sh [small|all|LISTFILE] [REPEAT]   (LISTFILE: names of the small suite)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. bench/device-unpack.sh # the carried build, if packed (bench/prepare-device.sh)
 SUITE=${1:-small}
 REPEAT=${2:-5}
 OUTDIR=${OUT:-/tmp/ildl-out}

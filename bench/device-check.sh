@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run ON THE DEVICE (after bench/prepare-device.sh here; carry build-cuda .carry .devdata):
+# Run ON THE DEVICE (after bench/prepare-device.sh here; carry what bench/device-unpack.sh says):
 # the GPU tests (CPU/GPU agreement), optionally compute-sanitizer on them, and CPU-vs-GPU
 # ildl runs; prints a short table last. Logs go to $OUT (or /tmp/ildl-out) step by step.
 #   usage: bash bench/device-check.sh [quick|full] [sanitize|racecheck|sanitize-all]
@@ -11,6 +11,7 @@
 #    made, e.g. sf_nostage=1,sf_split=2; the program prints "tuning: ..." when it applied it)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. bench/device-unpack.sh # the carried build, if packed (bench/prepare-device.sh)
 MODE=${1:-quick}
 SAN=${2:-}
 OUTDIR=${OUT:-/tmp/ildl-out}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Run ON THE DEVICE (after bench/get-cudss.sh and bench/prepare-device.sh here; carry build-cuda
-# (or a tar of its binaries) .carry .devdata): libblockildl against NVIDIA cuDSS with ildl-cudss
+# Run ON THE DEVICE (after bench/get-cudss.sh and bench/prepare-device.sh here; carry
+# what bench/device-unpack.sh says): libblockildl against NVIDIA cuDSS with ildl-cudss
 # (docs/baseline.md, "cuDSS"), into $OUT:
 #   compare  the shared matrices with n >= 10k (bench/suite-cudss.txt) and bab5 (kkt-lp): ours
 #            default (refactor_scaling KEEP since s44) and --refactor-scaling recompute, cuDSS plain and with 2 refinement steps,
@@ -13,12 +13,12 @@
 #   usage: bash bench/device-cudss.sh compare|large|ipm [REPEAT]
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. bench/device-unpack.sh # the carried build, if packed (bench/prepare-device.sh)
 WHAT=${1:-compare}
 SUITE=${SUITE:-bench/suite-cudss.txt} # compare: the matrices (names under .devdata/matrices)
 REPEAT=${2:-5}
 O=${OUT:-/tmp/ildl-out}
 mkdir -p "$O"
-[ -d cudss/lib ] || tar xJf .devdata/cudss.tar.xz
 export LD_LIBRARY_PATH="$PWD/.carry/lib:$PWD/cudss/lib:${LD_LIBRARY_PATH:-}"
 C=build-cuda/bench/baseline/ildl-cudss
 G=build-cuda/bench/gen/ildl-gen

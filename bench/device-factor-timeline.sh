@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run ON THE DEVICE (carry build-cuda's tools/ildl, .carry, .devdata/matrices): the factorization's
+# Run ON THE DEVICE (carry .devdata/bin.tar.xz, .devdata/matrices, .carry): the factorization's
 # kernels launch by launch, from Nsight Compute's durations (clocks left alone), one line per chunk:
 # P products, L pulls (beside D), D diagonal, S/s off-diagonal solve (a block / a warp per tile;
 # S also stores in a narrow chunk on the dense path, which then has no C), X drop, B scan,
@@ -8,6 +8,7 @@
 #   (default options: the complete factor, SN + METIS, complete fill, tau = 0, no ladder)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. bench/device-unpack.sh # the carried build, if packed (bench/prepare-device.sh)
 export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
 BIN=${BIN:-build-cuda/tools/ildl}
 M=${1:?usage: device-factor-timeline.sh MATRIX [options]}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run ON THE DEVICE (after bench/prepare-device.sh here; carry build-cuda .carry .devdata):
+# Run ON THE DEVICE (after bench/prepare-device.sh here; carry what bench/device-unpack.sh says):
 # generated problems (bench/gen, docs/generators.md) through `ildl solve`, CPU backend (all
 # host cores) and CUDA backend, plus the D2D bandwidth for the bandwidth-floor column.
 # Appends one JSON object per solve to $OUT/large.jsonl (with "suite":"large" and the spec).
@@ -12,6 +12,7 @@
 #   BASELINE_REPEAT runs, default 5; BASELINE_TIMEOUT seconds at most) into $OUT/baseline.jsonl.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. bench/device-unpack.sh # the carried build, if packed (bench/prepare-device.sh)
 SPECS=$1; RG=${2:-5}; RC=${3:-1}; MAXIT=${4:-1000}; shift 4 || true
 EXTRA_OPTS=("$@")
 OUTDIR=${OUT:-/tmp/ildl-out}

@@ -9,6 +9,7 @@
 # used it (and ncu's --page source --print-source sass for the per-instruction stall samples).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. bench/device-unpack.sh # the carried build, if packed (bench/prepare-device.sh)
 export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
 BIN=${1:-build-cuda/tools/ildl}
 OUTDIR=${OUT:-/tmp/ildl-ncu}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run ON THE DEVICE (after bench/prepare-device.sh here; carry build-cuda .carry .devdata): the
+# Run ON THE DEVICE (after bench/prepare-device.sh here; carry what bench/device-unpack.sh says): the
 # whole benchmark of docs/benchmarks.md in parts that each fit one device call.
 #   usage: bash bench/device-report.sh small|large-small|large-1m|large-3m
 #   small        the shared-matrix suite (bench/suite-small.txt), CPU and GPU medians of 5, baselines
@@ -16,6 +16,7 @@
 # Results go to $OUT; render here: python3 bench/render_benchmarks.py DIR... --plots docs/bench-plots
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. bench/device-unpack.sh # the carried build, if packed (bench/prepare-device.sh)
 PART=${1:?part}
 MAXIT_LARGE=${MAXIT_LARGE:-1000}
 sub() { grep -E "$1" bench/suite-large.txt > /tmp/ildl-suite-part.txt; }

@@ -3,7 +3,12 @@
 # needs in git-ignored folders that the device tool carries:
 #   build-cuda/   the build, with bench/baseline (ildl-baseline, ildl-bandwidth, ildl-handoff) and
 #                 bench/gen (ildl-gen); for sm_90 + compute_90 PTX only (the device machines are
-#                 H100/H200): CUDAARCHS="80-real;90-real;90-virtual" builds the library's default
+#                 H100/H200): CUDAARCHS="80-real;90-real;90-virtual" builds the library's default.
+#                 Too large to carry (over 1 GB): its programs, stripped, go to
+#   .devdata/bin.tar.xz        tools/ildl, ildl-gen
+#   .devdata/baselines.tar.xz  bench/baseline's programs (ildl-cudss where built)
+#   .devdata/tests.tar.xz      the test programs the device scripts run
+#                 which the device scripts unpack (bench/device-unpack.sh says what to carry)
 #   .carry/lib/   shared libraries the device machine lacks (SuiteSparse AMD, METIS, cmocka)
 #   .devdata/matrices/  the shared test matrices (../shared is not sent to the device)
 #   .devdata/cudss.tar.xz  cuDSS for the device (only after bench/get-cudss.sh)
@@ -29,4 +34,25 @@ if [ -d ../shared/matrices ]; then
   cp -u ../shared/matrices/*.mtx.gz .devdata/matrices/
   mkdir -p .devdata/mps && cp -u ../shared/matrices/mps/*.mps.gz .devdata/mps/
 fi
+# pack NAME FILE...: build-cuda's FILEs (those that exist), stripped, into .devdata/NAME.tar.xz
+pack() {
+  local name=$1 st f
+  shift
+  st=$(mktemp -d)
+  for f in "$@"; do
+    [ -f "build-cuda/$f" ] || continue
+    mkdir -p "$st/build-cuda/$(dirname "$f")"
+    strip -o "$st/build-cuda/$f" "build-cuda/$f" 2>/dev/null || cp "build-cuda/$f" "$st/build-cuda/$f"
+  done
+  (cd "$st" && tar -cf - build-cuda | xz -T2 -6) > ".devdata/$name.tar.xz"
+  rm -rf "$st"
+}
+pack bin tools/ildl bench/gen/ildl-gen
+pack baselines bench/baseline/ildl-baseline bench/baseline/ildl-bandwidth bench/baseline/ildl-handoff \
+  bench/baseline/ildl-gje bench/baseline/ildl-cudss
+pack tests tests/cuda_test_cuda_factor tests/cuda_test_cuda_rhs tests/cuda_test_cuda_oom \
+  tests/cuda_test_cuda_threads tests/cuda_test_cuda_devices tests/cuda_test_cuda_gje tests/cuda_test_cuda_dense \
+  tests/api_test_api tests/api_test_methods tests/api_test_refactor
 echo "staged: build-cuda $(du -sh build-cuda | cut -f1), .carry $(du -sh .carry | cut -f1), .devdata $(du -sh .devdata | cut -f1)"
+for f in bin baselines tests cudss; do [ -f .devdata/$f.tar.xz ] && echo ".devdata/$f.tar.xz $(du -h .devdata/$f.tar.xz | cut -f1)"; done
+echo ".devdata/matrices $(du -sh .devdata/matrices | cut -f1): what to carry for which script: bench/device-unpack.sh"
