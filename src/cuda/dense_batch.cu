@@ -27,17 +27,7 @@ __global__ void __launch_bounds__(1024) k_dense_batch(int pivoting, const int32_
     dp.pair_hint = hint ? hint + b * LD : NULL;
     dd_factor(pivoting, m[b], W, scratch, &dp, &res);
     out[b * TILE + tid] = (double)W[tid];
-    if (tid < LD) {
-        ildl_dense_result *o = res_out + b;
-        o->perm[tid] = res.perm[tid];
-        o->d_diag[tid] = res.d_diag[tid];
-        o->d_off[tid] = res.d_off[tid];
-        o->type[tid] = res.type[tid];
-        if (tid == 0) {
-            o->n2x2 = res.n2x2;
-            o->nperturbed = res.nperturbed;
-        }
-    }
+    dd_result_store(tid, res, res_out + b);
 }
 
 extern "C" int ildl_cuda_dense_factor_host(int device_id, int pivoting, int single, int64_t count, const int32_t *m,

@@ -30,4 +30,18 @@ static __device__ void dd_factor(int pivoting, int m, R *a, R *scratch, const il
     a[r * LD + c] = scratch[r * DLD + c];
     __syncthreads();
 }
+/* The pivot record res (shared memory) into o, by the block's threads tid < 32. */
+static __device__ __forceinline__ void dd_result_store(int tid, const ildl_dense_result &res, ildl_dense_result *o)
+{
+    if (tid < LD) {
+        o->perm[tid] = res.perm[tid];
+        o->d_diag[tid] = res.d_diag[tid];
+        o->d_off[tid] = res.d_off[tid];
+        o->type[tid] = res.type[tid];
+        if (tid == 0) {
+            o->n2x2 = res.n2x2;
+            o->nperturbed = res.nperturbed;
+        }
+    }
+}
 #endif

@@ -60,18 +60,8 @@ __global__ void __launch_bounds__(1024) k_phase_a_diag(dev_tiles T, factor_param
         T.piv_type[b + tid] = res.type[tid];
     }
     slot[tid] = W[tid];
-    if (tid < LD) {
-        ildl_dense_result *o = res_out + blockIdx.x;
-        o->perm[tid] = res.perm[tid];
-        o->d_diag[tid] = res.d_diag[tid];
-        o->d_off[tid] = res.d_off[tid];
-        o->type[tid] = res.type[tid];
-        if (tid == 0) {
-            o->n2x2 = res.n2x2;
-            o->nperturbed = res.nperturbed;
-            prm.block_perturbed[i] = res.nperturbed;
-        }
-    }
+    dd_result_store(tid, res, res_out + blockIdx.x);
+    if (tid == 0) prm.block_perturbed[i] = res.nperturbed;
 }
 
 /* A2, one block per off-diagonal tile of the chunk: B_ij = A_ij minus the updates from the
