@@ -49,7 +49,7 @@ pack() {
 }
 pack bin tools/ildl bench/gen/ildl-gen
 pack baselines bench/baseline/ildl-baseline bench/baseline/ildl-bandwidth bench/baseline/ildl-handoff \
-  bench/baseline/ildl-gje bench/baseline/ildl-cudss
+  bench/baseline/ildl-gje bench/baseline/ildl-dense bench/baseline/ildl-cudss
 pack tests tests/cuda_test_cuda_factor tests/cuda_test_cuda_rhs tests/cuda_test_cuda_oom \
   tests/cuda_test_cuda_threads tests/cuda_test_cuda_devices tests/cuda_test_cuda_gje tests/cuda_test_cuda_dense \
   tests/api_test_api tests/api_test_methods tests/api_test_refactor
