@@ -20,35 +20,27 @@
 #include "blockildl.h"
 #include "cpu/dense_factor.h"
 #include "cuda/cuda_backend.h"
+#include "support/dense_check.h"
 
 #define LD ILDL_TILE
 #define TILE ILDL_TILE_AREA
 #define KINDS 8
 
-static double urand(unsigned *s)
+/* Tile b of the batch: size m, kind b % KINDS, from the dense tests' generators
+ * (support/dense_check.h); symmetric, zeros outside m x m; hints for the static pivoting's 2x2
+ * pivots on consecutive rows. */
+static void make_tile(int kind, int m, uint64_t seed, double *t, int8_t *hint)
 {
-    *s = *s * 1103515245u + 12345u;
-    return ((*s >> 8) & 0xffffff) / (double)0x1000000 * 2.0 - 1.0;
-}
-
-/* Tile b of the batch: size m, kind b % KINDS; symmetric, zeros outside m x m; hints for the
- * static pivoting's 2x2 pivots on consecutive rows of a zero-diagonal pair. */
-static void make_tile(int kind, int m, unsigned *seed, double *t, int8_t *hint)
-{
-    memset(t, 0, sizeof(double) * TILE);
+    if (kind == 1) dt_gen_kkt(m, 0, seed, t); /* saddle point: zero (2,2) block */
+    else dt_gen_general(m, kind == 5 ? 1.0 : 0.0, seed, t); /* kind 5: zero diagonal */
     memset(hint, 0, LD);
     for (int i = 0; i < m; i++)
         for (int j = i; j < m; j++) {
-            double v = urand(seed);
+            double v = t[i * LD + j];
             switch (kind) {
-            case 1: /* saddle point: H (first half) and B, zero (2,2) block */
-                if (i >= m / 2 && j >= m / 2) v = 0.0;
-                else if (j < m / 2 && i != j) v *= 0.05;
-                break;
             case 2: v = v < 0 ? -1.0 : 1.0; break; /* ties everywhere */
             case 3: if (i == j) v = 1e-20 * v; break; /* pivots below the tolerance */
             case 4: v = 0.0; break; /* a zero tile: every pivot perturbed */
-            case 5: if (i == j) v = 0.0; break; /* zero diagonal */
             case 6: if (i == m / 2 && j == (m + 1) / 2) v = NAN; break;
             case 7: if (i == 0 && j == m - 1) v = (m % 2) ? INFINITY : -INFINITY; break;
             default: break;
@@ -78,10 +70,10 @@ static void check_pivoting(int pivoting, int single)
     assert_non_null(out);
     assert_non_null(hint);
     assert_non_null(res);
-    unsigned seed = 11u + (unsigned)pivoting;
     for (int b = 0; b < count; b++) {
         m[b] = 1 + b % 32;
-        make_tile((b / 32) % KINDS, m[b], &seed, tiles + (size_t)b * TILE, hint + (size_t)b * LD);
+        make_tile((b / 32) % KINDS, m[b], 1000u * (uint64_t)pivoting + (uint64_t)b + 11u, tiles + (size_t)b * TILE,
+                  hint + (size_t)b * LD);
         if (single)
             for (int e = 0; e < TILE; e++) tiles[(size_t)b * TILE + e] = (double)(float)tiles[(size_t)b * TILE + e];
     }
