@@ -80,6 +80,13 @@ agreement level-order "tickets in level order" ILDL_TEST_TUNING=sf_chain_order=0
 # per off-diagonal solve (factor_split=0; the default rule: narrow chunks only)
 agreement factor-split-all "every tile's updates computed apart" ILDL_TEST_TUNING=factor_split=1
 agreement factor-split-none "no tile's updates computed apart, a warp per solve" ILDL_TEST_TUNING=factor_split=0
+# the sync-free factorization (factor_syncfree.cu; the test refactors every complete factor with it,
+# by default its last levels of at most 4 block rows): every level in its launch, and with a ring
+# of 16 products, every tile's updates computed apart (its slots reused)
+agreement factor-sf-all "sync-free factorization of every level" ILDL_TEST_TUNING=factor_sf_rows=-1
+agreement factor-sf-ring "sync-free factorization, every level, a ring of 16 products" \
+  ILDL_TEST_TUNING=factor_sf_rows=-1,factor_sf_ring=16,factor_split=1
+grep -E "^complete factors" "$OUTDIR/gpu-tests.log" "$OUTDIR/gpu-tests-factor-sf-all.log" "$OUTDIR/gpu-tests-factor-sf-ring.log"
 timeout 120 $B/tests/cuda_test_cuda_rhs > "$OUTDIR/rhs.log" 2>&1; echo "extreme right-hand sides, ladder, push-back test exit $?"
 grep -E "^laplace|^diagonal|^GPU 2-norms|^device apply|^ladder|^push-back|^ildl_apply_multi" "$OUTDIR/rhs.log"
 timeout 120 $B/tests/api_test_api > "$OUTDIR/api.log" 2>&1; echo "api tests exit $?"
@@ -115,6 +122,11 @@ if [ -n "$SAN" ]; then
       > "$OUTDIR/sanitizer-$tool-factor-split.log" 2>&1
     echo "compute-sanitizer $tool, factor pulls split, exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-factor-split.log" | tail -n 1)"
     tuned_ok "$OUTDIR/sanitizer-$tool-factor-split.log"
+    # the sync-free factorization (the test's complete factors) with a ring of 4 products, reused
+    ILDL_TEST_TUNING=factor_split=1,factor_sf_ring=4 ILDL_TEST_SMALL=1 timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_factor \
+      > "$OUTDIR/sanitizer-$tool-factor-sf.log" 2>&1
+    echo "compute-sanitizer $tool, sync-free factorization, ring of 4, exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/sanitizer-$tool-factor-sf.log" | tail -n 1)"
+    tuned_ok "$OUTDIR/sanitizer-$tool-factor-sf.log"
     # the kernels without staging tiles, plain and with rows split
     ILDL_TEST_TUNING=sf_nostage=1 ILDL_TEST_SMALL=1 timeout 240 "$CS" --tool $tool --error-exitcode 9 $B/tests/cuda_test_cuda_factor \
       > "$OUTDIR/sanitizer-$tool-nostage.log" 2>&1

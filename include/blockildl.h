@@ -136,10 +136,12 @@ typedef enum {
 } ildl_leftover;
 
 typedef enum {
-    ILDL_SCHEDULE_LEVELS = 0,  /* GPU solves: one launch per level (the reference schedule) */
+    ILDL_SCHEDULE_LEVELS = 0,  /* GPU solves and factorization: launches per level (the reference
+                                  schedule) */
     ILDL_SCHEDULE_SYNCFREE = 1 /* GPU solves: one persistent launch per direction, rows poll
                                   the values they depend on (default; bit-identical to LEVELS, faster on
-                                  deep block graphs) */
+                                  deep block graphs). GPU factorization: one persistent launch
+                                  whose tasks wait on counters (options.factor_schedule) */
 } ildl_schedule;
 
 typedef enum {
@@ -295,7 +297,14 @@ typedef struct ildl_options {
     int method;             /* ildl_method: the preconditioner; default ILDL */
     int fp_sweeps;          /* method FIXED_POINT: sweeps, 1..ILDL_MAX_FP_SWEEPS; default 4 */
     int rung_choice;        /* ildl_rung_choice: when the ladder climbs; default COST */
-    int reserved_int[6];
+    int factor_schedule;    /* ildl_schedule of the GPU factorization; default LEVELS. SYNCFREE:
+                               where every tile is dense and drop_tol is 0 (complete factors:
+                               the ladder's complete rung, fill_factor <= 0 with drop_tol 0),
+                               the last levels of at most 4 block rows run as one persistent
+                               launch, the levels before them as LEVELS; elsewhere LEVELS
+                               (ildl_info factor_schedule says which ran). The same bits either
+                               way; not faster yet (docs/gpu.md) */
+    int reserved_int[5];
     double escalation_max_bytes;   /* >= 0, finite: a rung whose factor would need more bytes (its
                                       entries, 10 bytes each in double precision, 6 in single) is
                                       not taken; 0 = the host's physical memory / 2; default 0.
@@ -365,7 +374,10 @@ typedef struct ildl_info {
     double fp_residual;       /* method FIXED_POINT, last factorization: ||A - U^T D U||_F / ||A||_F
                                  over the analysis' block pattern after the last sweep (before
                                  tau-dropping; A scaled and permuted); 0 with other methods */
-    double reserved_double[10];
+    int32_t factor_schedule;  /* ildl_schedule the last factorization ran (CUDA backend; LEVELS on
+                                 the CPU's) */
+    int32_t reserved_int32;
+    double reserved_double[9];
 } ildl_info;
 
 typedef struct ildl_handle ildl_handle;

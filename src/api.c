@@ -110,6 +110,7 @@ ILDL_API int ildl_options_default(ildl_options *o)
     o->method = ILDL_METHOD_ILDL;
     o->fp_sweeps = 4;
     o->rung_choice = ILDL_RUNG_CHOICE_COST;
+    o->factor_schedule = ILDL_SCHEDULE_LEVELS;
     o->fp_eps = 0.1;
     o->fp_delta = 0.95;
     return ILDL_SUCCESS;
@@ -212,6 +213,8 @@ static int check_options(const ildl_options *o, char *msg, size_t len)
     if (!(o->escalation_max_seconds >= 0.0) || !isfinite(o->escalation_max_seconds))
         return ildl_msg(msg, len, "escalation_max_seconds = %g, must be finite and >= 0",
                         o->escalation_max_seconds), ILDL_ERR_INVALID_OPTION;
+    if (o->factor_schedule != ILDL_SCHEDULE_SYNCFREE && o->factor_schedule != ILDL_SCHEDULE_LEVELS)
+        return ildl_msg(msg, len, "unknown factor_schedule %d", o->factor_schedule), ILDL_ERR_INVALID_OPTION;
     if (o->rung_choice != ILDL_RUNG_CHOICE_COST && o->rung_choice != ILDL_RUNG_CHOICE_FAILURE)
         return ildl_msg(msg, len, "unknown rung_choice %d", o->rung_choice), ILDL_ERR_INVALID_OPTION;
     if (o->apply_mode != ILDL_APPLY_LDLT && o->apply_mode != ILDL_APPLY_SPD)
@@ -562,6 +565,7 @@ int ildl_api_factor_once(ildl_handle *h, const double *values, int32_t *block_pe
     I->fill = (double)fs.factor_nnz / (double)(nnz_upper > 0 ? nnz_upper : 1);
     I->num_2x2_pivots = fs.n2x2;
     I->num_perturbed = fs.nperturbed;
+    I->factor_schedule = fs.schedule;
     I->inertia_pos = fs.inertia_pos;
     I->inertia_neg = fs.inertia_neg;
     I->inertia_zero = fs.inertia_zero;

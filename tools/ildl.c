@@ -99,6 +99,8 @@ static void usage(FILE *f)
         "  --block-threshold C           cosine similarity threshold [%g]\n"
         "  --leftover scan|atomic        leftover capacity protocol [%s]\n"
         "  --schedule levels|syncfree    GPU triangular-solve schedule [%s]\n"
+        "  --factor-schedule levels|syncfree   GPU factorization schedule (sync-free where every\n"
+        "                                tile is dense and the drop tolerance 0) [%s]\n"
         "  --solve-kernels auto|staged   GPU sync-free solve kernels (staged: less device memory,\n"
         "                                slower on wide levels) [%s]\n"
         "  --l2-persist auto|off         GPU: keep the sweeps' vectors in L2 (raises the device's\n"
@@ -134,7 +136,7 @@ static void usage(FILE *f)
         name_of(backends, d.backend), name_of(orderings, d.ordering), name_of(blockings, d.blocking),
         name_of(scalings, d.scaling), d.fill_level, d.fill_factor, d.drop_tol, name_of(pivots, d.pivoting),
         name_of(methods, d.method), ILDL_MAX_FP_SWEEPS, d.fp_sweeps, d.fp_eps, d.fp_delta, name_of(precisions, d.precision), d.max_block_size, d.block_threshold, name_of(leftovers, d.leftover),
-        name_of(schedules, d.solve_schedule), name_of(solve_kernels, d.solve_kernels),
+        name_of(schedules, d.solve_schedule), name_of(schedules, d.factor_schedule), name_of(solve_kernels, d.solve_kernels),
         name_of(l2_persists, d.l2_persist), name_of(escalations, d.escalation), name_of(rung_choices, d.rung_choice), d.escalation_max_bytes,
         d.escalation_max_seconds, ILDL_MAX_PUSHBACK_ROUNDS, d.pushback_rounds,
         d.tol, d.max_iter,
@@ -346,6 +348,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--precision")) { NEEDV bad = parse_named(precisions, o, v, &opt.precision); }
         else if (!strcmp(o, "--leftover")) { NEEDV bad = parse_named(leftovers, o, v, &opt.leftover); }
         else if (!strcmp(o, "--schedule")) { NEEDV bad = parse_named(schedules, o, v, &opt.solve_schedule); }
+        else if (!strcmp(o, "--factor-schedule")) { NEEDV bad = parse_named(schedules, o, v, &opt.factor_schedule); }
         else if (!strcmp(o, "--solve-kernels")) { NEEDV bad = parse_named(solve_kernels, o, v, &opt.solve_kernels); }
         else if (!strcmp(o, "--l2-persist")) { NEEDV bad = parse_named(l2_persists, o, v, &opt.l2_persist); }
         else if (!strcmp(o, "--escalation")) { NEEDV bad = parse_named(escalations, o, v, &opt.escalation); }
@@ -551,7 +554,8 @@ report:
                name_of(blockings, opt.blocking), name_of(pivots, opt.pivoting), name_of(scalings, opt.scaling),
                opt.fill_level, opt.fill_factor,
                opt.drop_tol, name_of(precisions, opt.precision));
-        printf(",\"ordering_used\":\"%s\"", name_of(orderings, info.ordering_used));
+        printf(",\"ordering_used\":\"%s\",\"factor_schedule\":\"%s\"", name_of(orderings, info.ordering_used),
+               name_of(schedules, info.factor_schedule));
         if (opt.method == ILDL_METHOD_FIXED_POINT) {
             printf(",\"fp_sweeps\":%d,\"fp_eps\":%g,\"fp_delta\":%g,\"fp_residual\":", opt.fp_sweeps, opt.fp_eps,
                    opt.fp_delta);

@@ -21,6 +21,7 @@ _ENUMS = {
     "precision": ("ildl_precision", "ILDL_PREC_"),
     "leftover": ("ildl_leftover", "ILDL_LEFTOVER_"),
     "solve_schedule": ("ildl_schedule", "ILDL_SCHEDULE_"),
+    "factor_schedule": ("ildl_schedule", "ILDL_SCHEDULE_"),
     "solve_kernels": ("ildl_solve_kernels", "ILDL_SOLVE_KERNELS_"),
     "l2_persist": ("ildl_l2_persist", "ILDL_L2_PERSIST_"),
     "escalation": ("ildl_escalation", "ILDL_ESCALATE_"),

@@ -80,6 +80,8 @@ static int cuda_create(const ildl_backend_env *env, void **state, char *msg, siz
         cuda_msg(st, "CUDA setup (the fixed-point sweeps' state)", msg, msglen);
     if (!st && o->precision == ILDL_PREC_MIXED && (st = ildl_cuda_set_mixed(s->c)) != 0)
         cuda_msg(st, "CUDA setup (single-precision factor storage)", msg, msglen);
+    if (!st && (st = ildl_cuda_set_factor_schedule(s->c, o->factor_schedule)) != 0)
+        cuda_msg(st, "CUDA setup (factorization schedule)", msg, msglen);
     if (!st && (st = ildl_cuda_set_schedule(s->c, o->solve_schedule)) != 0)
         cuda_msg(st, "CUDA setup (SQMR's graphs)", msg, msglen);
     if (!st && (st = ildl_cuda_set_map(s->c, env->an->blk.perm, env->an->scale)) != 0)

@@ -30,6 +30,7 @@ typedef struct ildl_factor_stats {
     double t_upload, t_device, t_stats; /* CUDA backend: A's values up, kernels, statistics (s) */
     double fp_residual;      /* the fixed-point method: ||A - U^T D U||_F / ||A||_F on the pattern
                               * after the last sweep (before dropping); else 0 */
+    int schedule;            /* CUDA backend: the ildl_schedule that ran; else LEVELS (0) */
 } ildl_factor_stats;
 
 /* Factor T (a_val must be loaded) into T->val/idx/off/nnz/piv/d_*. Returns ILDL_SUCCESS,

@@ -17,6 +17,32 @@ struct factor_totals {
     unsigned long long perturbed; /* pivots perturbed, from d_block_perturbed */
 };
 
+/* The sync-free factorization (factor_syncfree.cu; plan.cu, factor_sf_plan). A task: kr = kind <<
+ * FSF_KIND_SHIFT | the row's level position r; a, b, c by kind (k_factor_sf). */
+enum { FSF_JOB = 0, FSF_DIAG = 1, FSF_PULL = 2, FSF_SOLVE = 3, FSF_COLS = 4 };
+#define FSF_KIND_SHIFT 28
+struct fsf_task {
+    int32_t kr, a, b, c;
+};
+/* Per level position r: its dependencies (block rows k < i with a tile (k,i)), its split products,
+ * the units that finish it (its diagonal, off-diagonal solves and column permutations); and per
+ * block row i (a second index into the same array): pos, its level position. */
+struct fsf_row {
+    int32_t ndeps, njobs, total, pos;
+};
+/* What k_factor_sf reads: the tasks in ticket order, the counters (sync: a ticket, then
+ * per position dep, jobs, diag, pulls, done, per tile its pull done, per ring slot its uses
+ * consumed; zeroed before each launch), the rows, the split products' tiles. */
+struct fsf_params {
+    const fsf_task *tasks;
+    int32_t ntasks, nb;
+    int64_t ntiles;
+    int *sync;
+    const fsf_row *row;
+    const int64_t *job_ti, *job_tj;
+    const int32_t *job_use; /* per job: the earlier uses of its ring slot (it waits for them) */
+};
+
 /* The factorization's plan (plan.cu), its work space and its streams (factor.cu, factorize.cu). */
 struct cuda_factor_work {
     /* chunk schedule (host) */
@@ -52,6 +78,18 @@ struct cuda_factor_work {
     int64_t *chunk_col;    /* [nchunks+1] phase C: the chunk's first entry of d_coltile */
     int64_t *d_coltile;    /* per chunk, the tiles (k,i), k < i, of its rows i (column permutations) */
     double *d_prod;        /* float in precision single (allocated at that size) */
+    /* the sync-free schedule (factor_sf_plan; only where every tile is dense) */
+    int schedule;          /* ildl_schedule asked for (ildl_cuda_set_factor_schedule) */
+    int last_schedule;     /* the schedule the last factorization ran */
+    int32_t sf_ntasks;     /* 0: no plan (the level schedule runs) */
+    int32_t sf_ch0;        /* the chunks before it run in the level schedule, the rest sync-free */
+    int32_t sf_ring;       /* products in the ring (d_prod holds at least as many) */
+    int sf_blocks;         /* k_factor_sf's grid: as many blocks as fit at once */
+    int64_t sf_sync_len;   /* ints of d_sf_sync */
+    fsf_task *d_sf_tasks;
+    fsf_row *d_sf_row;
+    int32_t *d_sf_job_use;
+    int *d_sf_sync;
 };
 
 /* Which solve kernels run and their state (solve_select.cu, apply.cu). */
@@ -204,6 +242,15 @@ int plan_chunks(ildl_cuda_ctx *c, const ildl_tiles *T, int32_t *rowbase, int32_t
 cudaError_t sf_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const int64_t *col_diag);
 cudaError_t colperm_plan(ildl_cuda_ctx *c, const ildl_tiles *T);
 bool chunk_narrow(const ildl_cuda_ctx *c, int32_t ch);
+/* The sync-free factorization's tasks (factor_syncfree.cu) from the chunks' split pulls (srow,
+ * sofd: pull_split_plan's host tables, jobs per chunk from chunk_job), uploaded; only where every
+ * tile is dense. */
+cudaError_t factor_sf_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const int2 *srow, const int2 *sofd);
+/* k_factor_sf on stream s after its counters are zeroed (factor_syncfree.cu); ILDL_SUCCESS or
+ * ILDL_ERR_DEVICE. */
+template <typename R> int factor_sf_launch(ildl_cuda_ctx *c, const factor_params_d &prm, cudaStream_t s);
+/* k_factor_sf's shared memory, and how many of its blocks fit on one SM. */
+cudaError_t factor_sf_configure(int *blocks_per_sm);
 cudaError_t pull_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const int32_t *tile_rr, const int32_t *tile_s);
 /* Choose and configure the solve kernels for wf / wb warps per block (0: the defaults of the
  * kernels chosen), allocating their lanes if needed (solve_select.cu). */

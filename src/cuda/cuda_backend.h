@@ -103,6 +103,11 @@ int ildl_cuda_sqmr(ildl_cuda_ctx *c, const double *b, double *x, const ildl_sqmr
  * GPU, ILDL_ERR_DEVICE or ILDL_ERR_OUT_OF_MEMORY. */
 int ildl_cuda_nrm2_test(int device, int32_t n, const double *x, double *host_path, double *fallback);
 
+/* Choose the schedule of the factorizations from now on (ILDL_SCHEDULE_*: sync-free where every
+ * tile is dense and tau = 0, factor_syncfree.cu; the levels elsewhere); ILDL_ERR_INVALID_OPTION
+ * for another value. The schedule the last factorization ran (ILDL_SCHEDULE_*). */
+int ildl_cuda_set_factor_schedule(ildl_cuda_ctx *c, int schedule);
+int ildl_cuda_last_factor_schedule(const ildl_cuda_ctx *c);
 /* Choose the schedule of the block triangular solves (ILDL_SCHEDULE_*). */
 int ildl_cuda_set_schedule(ildl_cuda_ctx *c, int schedule);
 /* Warps per block of the forward and backward triangular-solve kernels (1, 2, 4 or 8 each): speed

@@ -18,6 +18,8 @@
  *            permutation (in a narrow chunk one block per tile of the rows' block columns; a
  *            narrow chunk on the dense path has it done by its off-diagonal solve kernel,
  *            which stores the solved tiles directly: phase_a_solve_store_launch);
+ * (the sync-free schedule, factor_syncfree.cu: where every tile is dense and tau = 0, one
+ * persistent launch of the same operations instead of the chunks, ildl_options.factor_schedule)
  * (the fixed-point method, fixed_point.cu: its sweeps first, then per chunk k_fp_load instead
  * of phase A's pulls and solves), and after all levels k_invert_diagonal: every diagonal tile
  * U_ii becomes U_ii^{-1} (solves).
@@ -33,7 +35,7 @@ extern "C" {
  * every kernel and prints the wall time per kernel kind (diagnostic only: the synchronisation
  * itself slows the factorization down). */
 template <typename R>
-static int factor_chunks(ildl_cuda_ctx *c, const factor_params_d &prm, int leftover)
+static int factor_chunks(ildl_cuda_ctx *c, const factor_params_d &prm, int leftover, int32_t ch_end)
 {
     int status = ILDL_SUCCESS;
     R *inflight = reinterpret_cast<R *>(c->fac.d_inflight), *rownorm = reinterpret_cast<R *>(c->fac.d_rownorm);
@@ -59,7 +61,7 @@ static int factor_chunks(ildl_cuda_ctx *c, const factor_params_d &prm, int lefto
      * its capacity offset (uploaded at setup); the pivots perturbed are then counted from
      * d_block_perturbed (factorize.cu) */
     const bool dense_path = factor_dense_path(c, prm);
-    for (int32_t ch = 0; ch < c->fac.nchunks; ch++) {
+    for (int32_t ch = 0; ch < ch_end; ch++) {
         int32_t r0 = c->fac.chunk_r0[ch], nrows = c->fac.chunk_n[ch];
         const int32_t *rows = c->d_level_rows + r0, *rb = c->fac.d_rowbase + r0;
         const int32_t *tile_rr = c->fac.d_tile_rr, *tile_s = c->fac.d_tile_s;
@@ -155,11 +157,44 @@ int factor_run(ildl_cuda_ctx *c, const factor_params_d &prm, int leftover)
         int st = fp_sweeps_run(c, prm, c->fac.fstream[0]);
         if (st) return st;
     }
-    int status = c->single ? factor_chunks<float>(c, prm, leftover) : factor_chunks<double>(c, prm, leftover);
-    if (status) return status;
+    int status;
+    /* the sync-free schedule where it has a plan (every tile dense) and the path is dense */
+    if (c->fac.schedule == ILDL_SCHEDULE_SYNCFREE && c->fac.sf_ntasks > 0 && factor_dense_path(c, prm)) {
+        int prof = ildl_cuda_profiling();
+        double t0 = prof ? ildl_wtime() : 0.0;
+        int32_t ch0 = c->fac.sf_ch0;
+        status = c->single ? factor_chunks<float>(c, prm, leftover, ch0) : factor_chunks<double>(c, prm, leftover, ch0);
+        if (status) return status;
+        status = c->single ? factor_sf_launch<float>(c, prm, c->fac.fstream[0])
+                           : factor_sf_launch<double>(c, prm, c->fac.fstream[0]);
+        if (status) return status;
+        c->fac.last_schedule = ILDL_SCHEDULE_SYNCFREE;
+        if (prof) {
+            CU(cudaStreamSynchronize(c->fac.fstream[0]));
+            fprintf(stderr, "ILDL_CUDA_PROFILE factor (sync-free, %d tasks, %d blocks, %s): %.4f s\n",
+                    c->fac.sf_ntasks, c->fac.sf_blocks, c->single ? "single" : "double", ildl_wtime() - t0);
+        }
+    } else {
+        int32_t nch = c->fac.nchunks;
+        status = c->single ? factor_chunks<float>(c, prm, leftover, nch) : factor_chunks<double>(c, prm, leftover, nch);
+        if (status) return status;
+        c->fac.last_schedule = ILDL_SCHEDULE_LEVELS;
+    }
     if (c->single) invert_diagonal_launch<float>(c->nb, c->fac.fstream[0], c->T);
     else invert_diagonal_launch<double>(c->nb, c->fac.fstream[0], c->T);
     CU_LAUNCH();
 cleanup:
     return status;
+}
+
+extern "C" int ildl_cuda_set_factor_schedule(ildl_cuda_ctx *c, int schedule)
+{
+    if (schedule != ILDL_SCHEDULE_SYNCFREE && schedule != ILDL_SCHEDULE_LEVELS) return ILDL_ERR_INVALID_OPTION;
+    c->fac.schedule = schedule;
+    return ILDL_SUCCESS;
+}
+
+extern "C" int ildl_cuda_last_factor_schedule(const ildl_cuda_ctx *c)
+{
+    return c->fac.last_schedule;
 }

@@ -173,6 +173,7 @@ extern "C" int ildl_cuda_factor(ildl_cuda_ctx *c, ildl_tiles *T, const ildl_fact
         st->inertia_pos = (int32_t)tot.pos;
         st->inertia_neg = (int32_t)tot.neg;
         st->inertia_zero = (int32_t)tot.zero;
+        st->schedule = c->fac.last_schedule;
         st->t_upload = t1 - t0;
         st->t_device = t2 - t1;
         st->t_stats = ildl_wtime() - t2;

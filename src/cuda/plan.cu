@@ -286,6 +286,8 @@ cudaError_t pull_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const int32_t
     }
     F.chunk_job[nch] = njobs;
     F.prod_cap = maxjobs;
+    e = factor_sf_plan(c, T, srow, sofd);
+    if (e != cudaSuccess) goto done;
     if (ildl_profiling())
         fprintf(stderr, "ildl profile: cuda: factor pulls split: %lld updates apart, at most %lld per chunk\n",
                 (long long)njobs, (long long)maxjobs);
@@ -294,6 +296,7 @@ cudaError_t pull_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const int32_t
     if (e == cudaSuccess) e = upload(&F.d_job_ti, jti, (size_t)njobs, c);
     if (e == cudaSuccess) e = upload(&F.d_job_tj, jtj, (size_t)njobs, c);
     /* the products hold the factorization's value type (float in precision single) */
+    if (F.sf_ntasks > 0 && F.sf_ring > maxjobs) maxjobs = F.sf_ring; /* the sync-free ring too */
     if (e == cudaSuccess && maxjobs > 0)
         e = alloc(&F.d_prod, (size_t)maxjobs * TILE / (c->single ? 2 : 1), c);
 done:
@@ -302,6 +305,123 @@ done:
     free(jti);
     free(jtj);
     free(cand);
+    return e;
+}
+
+/* The sync-free factorization's ring of split products (factor_syncfree.cu): at most this many;
+ * a row's products then take at most half of it (ILDL_PULL_SPLIT_CAP, the chunks' cap), so they
+ * never wrap onto each other. The tuning's factor_sf_ring = N sets the ring to N products. */
+#define ILDL_FSF_RING (2 * ILDL_PULL_SPLIT_CAP)
+
+/* Append task (kind, r, a, b, c) to *v (capacity *cap, count *n); false when out of memory. */
+static bool fsf_push(fsf_task **v, int64_t *n, int64_t *cap, int kind, int32_t r, int32_t a, int32_t b, int32_t c)
+{
+    if (*n == *cap) {
+        int64_t nc = 2 * *cap + 1024;
+        fsf_task *w = (fsf_task *)realloc(*v, sizeof(fsf_task) * (size_t)nc);
+        if (!w) return false;
+        *v = w;
+        *cap = nc;
+    }
+    (*v)[(*n)++] = fsf_task{(int32_t)(kind << FSF_KIND_SHIFT) | r, a, b, c};
+    return true;
+}
+
+/* The tasks in ticket order, row by row in level order (a topological order of the block rows):
+ * the row's split products (the chunks' choice, as far as the ring allows), its diagonal tile,
+ * its off-diagonal pulls, its solves FSF_SOLVE_TILES at a time, its column permutations. Each
+ * product gets the ring slot after its row's previous one (wrapping to 0 where a tile's products
+ * would not fit before the end) and waits until that slot's earlier uses were subtracted. */
+#define FSF_SOLVE_TILES 4
+/* Products per JOB task (four groups of warps at a time: the task's wait and signal paid once). */
+#define FSF_JOB_BATCH 8
+/* The sync-free schedule takes the last levels of at most this many block rows; the wider ones
+ * before them run in the level schedule (perf-notes §91: on complete factors, sync-free wide
+ * levels were 1.1-1.5x slower, the narrow suffix within -5%..+11% of the levels). */
+#define ILDL_FSF_ROWS 4
+cudaError_t factor_sf_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const int2 *srow, const int2 *sofd)
+{
+    cuda_factor_work &F = c->fac;
+    F.sf_ntasks = 0;
+    if (!F.all_dense || T->nb >= (1 << FSF_KIND_SHIFT)) return cudaSuccess;
+    int64_t njobs = F.chunk_job[F.nchunks], forced = c->tune.factor_sf_ring;
+    int64_t ring = forced > 0 ? forced : (njobs < ILDL_FSF_RING ? njobs : ILDL_FSF_RING);
+    if (ring < 1) ring = 1;
+    int64_t rowcap = njobs <= ring ? ring : ring / 2, ntask = 0, tcap = 0, pos = 0, qg = 0;
+    int32_t nb = T->nb, ch0 = 0;
+    fsf_task *tasks = NULL;
+    fsf_row *rows = (fsf_row *)calloc((size_t)nb + 1, sizeof(fsf_row));
+    int32_t *uses = (int32_t *)calloc((size_t)ring, sizeof(int32_t));
+    int32_t *juse = (int32_t *)calloc((size_t)njobs + 1, sizeof(int32_t)); /* per job */
+    int2 *slot = (int2 *)malloc(sizeof(int2) * ((size_t)T->ntiles + 1)); /* per slot s of a row: ring, n */
+    cudaError_t e = cudaSuccess;
+    if (!rows || !uses || !juse || !slot) { e = cudaErrorMemoryAllocation; goto done; }
+    {
+        /* the sync-free suffix: the last levels of at most ILDL_FSF_ROWS rows each (the tuning's
+         * factor_sf_rows: N, or -1 every level) */
+        int wmax = c->tune.factor_sf_rows != 0 ? c->tune.factor_sf_rows : ILDL_FSF_ROWS;
+        int32_t lev = T->nlevels;
+        if (wmax < 0) lev = 0;
+        else
+            while (lev > 0 && T->level_ptr[lev] - T->level_ptr[lev - 1] <= wmax) lev--;
+        int32_t r0 = T->level_ptr[lev];
+        while (ch0 < F.nchunks && F.chunk_r0[ch0] < r0) ch0++;
+    }
+    for (int32_t r = 0; r < nb; r++) rows[T->level_rows[r]].pos = r;
+    for (int32_t ch = 0; ch < ch0; ch++) qg += F.chunk_toff[ch + 1] - F.chunk_toff[ch];
+    for (int32_t ch = ch0; ch < F.nchunks; ch++) {
+        int64_t jbase = F.chunk_job[ch];
+        for (int32_t r = F.chunk_r0[ch]; r < F.chunk_r0[ch] + F.chunk_n[ch]; r++) {
+            int32_t i = T->level_rows[r];
+            int64_t nt = T->row_ptr[i + 1] - T->row_ptr[i], rowjobs = 0;
+            for (int64_t s = 0; s < nt; s++) {
+                int2 sp = s == 0 ? srow[r] : sofd[qg + s - 1];
+                slot[s] = make_int2(0, -1);
+                if (sp.y <= 0 || rowjobs + sp.y > rowcap) continue; /* pulled in place */
+                if (pos + sp.y > ring) pos = 0;
+                for (int32_t x = 0; x < sp.y; x++) juse[jbase + sp.x + x] = uses[pos + x]++;
+                for (int32_t x = 0; x < sp.y; x += FSF_JOB_BATCH)
+                    if (!fsf_push(&tasks, &ntask, &tcap, FSF_JOB, r, (int32_t)(jbase + sp.x + x), (int32_t)(pos + x),
+                                  sp.y - x < FSF_JOB_BATCH ? sp.y - x : FSF_JOB_BATCH)) {
+                        e = cudaErrorMemoryAllocation;
+                        goto done;
+                    }
+                slot[s] = make_int2((int)pos, sp.y);
+                pos += sp.y;
+                rowjobs += sp.y;
+            }
+            bool ok = fsf_push(&tasks, &ntask, &tcap, FSF_DIAG, r, slot[0].x, slot[0].y, 0);
+            for (int64_t s = 1; ok && s < nt; s++)
+                ok = fsf_push(&tasks, &ntask, &tcap, FSF_PULL, r, (int32_t)s, slot[s].x, slot[s].y);
+            for (int64_t s = 1; ok && s < nt; s += FSF_SOLVE_TILES)
+                ok = fsf_push(&tasks, &ntask, &tcap, FSF_SOLVE, r, (int32_t)s,
+                              (int32_t)(nt - s < FSF_SOLVE_TILES ? nt - s : FSF_SOLVE_TILES), 0);
+            int32_t ncol = (int32_t)(ildl_tiles_col_diag(T, i) - T->col_ptr[i]), ndeps = 0;
+            for (int32_t q = 0; ok && q < ncol; q += FSF_SOLVE_TILES)
+                ok = fsf_push(&tasks, &ntask, &tcap, FSF_COLS, r, q, ncol - q < FSF_SOLVE_TILES ? ncol - q : FSF_SOLVE_TILES, 0);
+            for (int32_t q = 0; q < ncol; q++) /* the rows k < i of the suffix (the others are done) */
+                ndeps += rows[T->row[T->col_tiles[T->col_ptr[i] + q]]].pos >= F.chunk_r0[ch0];
+            if (!ok || ntask >= INT32_MAX / 2) { e = cudaErrorMemoryAllocation; goto done; }
+            rows[r].ndeps = ndeps;
+            rows[r].njobs = (int32_t)rowjobs;
+            rows[r].total = (int32_t)nt; /* its diagonal and off-diagonal solves */
+            qg += nt - 1;
+        }
+    }
+    F.sf_ring = (int32_t)ring;
+    F.sf_ch0 = ch0;
+    F.sf_sync_len = 1 + 5 * (int64_t)nb + T->ntiles + ring;
+    e = upload(&F.d_sf_tasks, tasks, (size_t)ntask, c);
+    if (e == cudaSuccess) e = upload(&F.d_sf_row, rows, (size_t)nb, c);
+    if (e == cudaSuccess) e = alloc(&F.d_sf_sync, (size_t)F.sf_sync_len, c);
+    if (e == cudaSuccess) e = upload(&F.d_sf_job_use, juse, (size_t)njobs, c);
+    if (e == cudaSuccess) F.sf_ntasks = (int32_t)ntask;
+done:
+    free(tasks);
+    free(rows);
+    free(uses);
+    free(juse);
+    free(slot);
     return e;
 }
 

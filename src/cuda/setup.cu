@@ -159,6 +159,12 @@ static int alloc_factor_work(ildl_cuda_ctx *c, const ildl_tiles *T, const int32_
         CU(alloc(&c->fac.d_block_perturbed, (size_t)T->nb, c));
         if (!c->plan_only) {
             CU(factor_configure());
+            if (c->fac.sf_ntasks > 0) { /* k_factor_sf's grid: every block resident */
+                int per_sm = 0;
+                CU(factor_sf_configure(&per_sm));
+                c->fac.sf_blocks = per_sm * c->sm_count;
+                if (c->fac.sf_blocks < 1) c->fac.sf_ntasks = 0; /* cannot run here: the levels */
+            }
             CU(fp_configure());
             for (int k = 0; k < 2; k++) CU(cudaStreamCreateWithFlags(&c->fac.fstream[k], cudaStreamNonBlocking));
             CU(cudaEventCreateWithFlags(&c->fac.ev_fork, cudaEventDisableTiming));
@@ -383,7 +389,8 @@ extern "C" void ildl_cuda_destroy(ildl_cuda_ctx *c)
                     (void *)c->fp.d_u[1], (void *)c->fp.d_perm[0], (void *)c->fp.d_perm[1], (void *)c->fp.d_dd[0],
                     (void *)c->fp.d_dd[1], (void *)c->fp.d_de[0], (void *)c->fp.d_de[1], (void *)c->fp.d_ty[0],
                     (void *)c->fp.d_ty[1], (void *)c->fp.d_q, (void *)c->fp.d_npert, (void *)c->fp.d_n2x2,
-                    (void *)c->fp.d_tile_sq, (void *)c->fp.d_dense};
+                    (void *)c->fp.d_tile_sq, (void *)c->fp.d_dense,
+                    (void *)c->fac.d_sf_tasks, (void *)c->fac.d_sf_row, (void *)c->fac.d_sf_sync, (void *)c->fac.d_sf_job_use};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++)
         if (ptrs[k]) cudaFree(ptrs[k]);
     for (int k = 0; k < 4; k++)

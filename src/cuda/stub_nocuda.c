@@ -61,6 +61,8 @@ const char *ildl_cuda_device_name(const ildl_cuda_ctx *c) { (void)c; return ""; 
 void ildl_cuda_destroy(ildl_cuda_ctx *c) { (void)c; }
 int ildl_cuda_round_single(ildl_cuda_ctx *c) { (void)c; return ILDL_ERR_NO_DEVICE; }
 int ildl_cuda_set_schedule(ildl_cuda_ctx *c, int schedule) { (void)c; (void)schedule; return ILDL_ERR_NO_DEVICE; }
+int ildl_cuda_set_factor_schedule(ildl_cuda_ctx *c, int schedule) { (void)c; (void)schedule; return ILDL_ERR_NO_DEVICE; }
+int ildl_cuda_last_factor_schedule(const ildl_cuda_ctx *c) { (void)c; return ILDL_SCHEDULE_LEVELS; }
 int ildl_cuda_set_solve_warps(ildl_cuda_ctx *c, int warps_forward, int warps_backward)
 {
     (void)c; (void)warps_forward; (void)warps_backward;

@@ -40,10 +40,18 @@ typedef struct ildl_cuda_tuning {
      * pulls for tiles of ILDL_PULL_SPLIT_MIN updates or more), 0 never (a warp per off-diagonal
      * solve), N >= 1 in every chunk, split pulls for every tile of N or more updates. */
     int factor_split;
+    /* The sync-free factorization's ring of split products (plan.cu, factor_sf_plan): 0 the
+     * default size, N >= 1 N products (a row then splits at most N / 2 of its updates): small
+     * rings reuse their slots, which the default size rarely does. */
+    int factor_sf_ring;
+    /* The levels the sync-free factorization takes (plan.cu, factor_sf_plan): 0 by the rule (the
+     * last levels of at most ILDL_FSF_ROWS block rows), N >= 1 the last levels of at most N,
+     * -1 all of them (one launch; the wide levels otherwise run in the level schedule). */
+    int factor_sf_rows;
 } ildl_cuda_tuning;
 
 /* The defaults, what every context gets unless a test changed them. */
-#define ILDL_CUDA_TUNING_DEFAULT {-1, -1, 0, 1, 1, 0, -1}
+#define ILDL_CUDA_TUNING_DEFAULT {-1, -1, 0, 1, 1, 0, -1, 0, 0}
 
 /* The settings that contexts created from now on copy (get), or change them (set; NULL: back
  * to the defaults). A test sets them before it creates its handles, from one thread. */

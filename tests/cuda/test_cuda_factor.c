@@ -19,6 +19,7 @@
 #include "analyse/analyse.h"
 #include "cpu/factor.h"
 #include "cuda/cuda_backend.h"
+#include "cuda/tuning.h"
 #include "io/mmio.h"
 #include "support/testutil.h"
 #ifdef ILDL_HAVE_CUDA
@@ -157,13 +158,16 @@ static void report_bit_difference(const ildl_tiles *T, const factor_copy *f, con
 }
 
 /* worst: largest relative difference GPU vs CPU; cpu_bitwise: the GPU factor (values, D) is the
- * CPU reference's bit for bit; bitwise: a second GPU factorization is the first's bit for bit. */
+ * CPU reference's bit for bit; bitwise: a second GPU factorization, asked for in the sync-free
+ * schedule, is the first's (levels) bit for bit; syncfree: that one ran sync-free (where every
+ * tile is dense and tau = 0). */
 typedef struct run_stats {
     double worst;
     int64_t structural;
     int cpu_bitwise, bitwise;
     double solve_diff;
     int schedules_equal;
+    int syncfree;
     int64_t empty; /* off-diagonal tiles the GPU factorization left without an entry */
 } run_stats;
 
@@ -282,8 +286,19 @@ static int agree(const ildl_csr *A, const ildl_options *o, run_stats *rs)
     double num = 0, den = 0;
     for (int32_t k = 0; k < n; k++) { num += (y[k] - yc[k]) * (y[k] - yc[k]); den += yc[k] * yc[k]; }
     rs->solve_diff = sqrt(num / (den > 0 ? den : 1));
-    /* a second GPU factorization is bitwise identical */
+    /* a second GPU factorization, in the sync-free schedule where it runs (one persistent
+     * launch, factor_syncfree.cu; the levels elsewhere), is bitwise identical, its statistics too */
+    assert_int_equal(ildl_cuda_last_factor_schedule(c), ILDL_SCHEDULE_LEVELS);
+    assert_int_equal(ildl_cuda_set_factor_schedule(c, -1), ILDL_ERR_INVALID_OPTION);
+    assert_int_equal(ildl_cuda_set_factor_schedule(c, ILDL_SCHEDULE_SYNCFREE), ILDL_SUCCESS);
     assert_int_equal(ildl_cuda_factor(c, T, &fp, &gs, msg, sizeof msg), ILDL_SUCCESS);
+    rs->syncfree = ildl_cuda_last_factor_schedule(c) == ILDL_SCHEDULE_SYNCFREE;
+    assert_int_equal(gs.schedule, ildl_cuda_last_factor_schedule(c));
+    assert_int_equal(gs.n2x2, cs.n2x2);
+    assert_int_equal(gs.nperturbed, cs.nperturbed);
+    assert_int_equal(gs.inertia_pos, cs.inertia_pos);
+    assert_int_equal(gs.inertia_neg, cs.inertia_neg);
+    assert_int_equal(gs.factor_nnz, cs.factor_nnz);
     assert_int_equal(ildl_cuda_download_factor(c, T), ILDL_SUCCESS);
     rs->bitwise = same_bits(T, &gpu1) &&
                   memcmp(T->idx, gpu1.idx, sizeof(uint16_t) * (size_t)T->total_cap) == 0;
@@ -338,19 +353,33 @@ static void test_generated(void **state)
     int32_t n = getenv("ILDL_TEST_SMALL") ? 150 : 600;
     ildl_test_random_sym(n, 6, 2.0, 0.3, 7, &A);
     int64_t empty = 0;
-    for (int cfg = 0; cfg < 6; cfg++) {
-        int piv = cfg % 3;
+    /* configurations 0-5: small capacities (keep-largest and leftover grants), the level
+     * schedule; 6-11: complete factors (every tile dense, tau = 0), refactored sync-free, every
+     * level in its launch (tuning factor_sf_rows = -1, unless ILDL_TEST_TUNING set it) */
+    ildl_cuda_tuning tune0, tune;
+    ildl_cuda_tuning_get(&tune0);
+    tune = tune0;
+    if (tune.factor_sf_rows == 0) tune.factor_sf_rows = -1;
+    for (int cfg = 0; cfg < 12; cfg++) {
+        int piv = cfg % 3, complete = cfg >= 6, single = cfg % 6 >= 3;
+        ildl_cuda_tuning_set(complete ? &tune : &tune0);
         ildl_options o;
-        ildl_options_default(&o);
+        if (complete) {
+            ildl_test_complete_options(&o, ILDL_BLOCKING_SN, ILDL_ORDER_METIS);
+        } else {
+            ildl_options_default(&o);
+            o.fill_factor = 2;
+            o.drop_tol = 1e-3;
+        }
         o.pivoting = piv;
-        o.precision = cfg < 3 ? ILDL_PREC_DOUBLE : ILDL_PREC_SINGLE;
-        o.fill_factor = 2; /* small capacities: exercises keep-largest and leftover grants */
-        o.drop_tol = 1e-3;
+        o.precision = single ? ILDL_PREC_SINGLE : ILDL_PREC_DOUBLE;
         run_stats rs;
         agree(&A, &o, &rs);
-        printf("generated n=%d pivot=%d %s: worst rel diff %.2e, structural %lld, CPU bitwise %d, rerun bitwise %d, "
-               "solve %.2e, empty tiles %lld\n", (int)n, piv, cfg < 3 ? "double" : "single", rs.worst,
-               (long long)rs.structural, rs.cpu_bitwise, rs.bitwise, rs.solve_diff, (long long)rs.empty);
+        printf("generated n=%d pivot=%d %s%s: worst rel diff %.2e, structural %lld, CPU bitwise %d, rerun bitwise %d "
+               "(sync-free %d), solve %.2e, empty tiles %lld\n", (int)n, piv, single ? "single" : "double",
+               complete ? " complete" : "", rs.worst, (long long)rs.structural, rs.cpu_bitwise, rs.bitwise,
+               rs.syncfree, rs.solve_diff, (long long)rs.empty);
+        assert_int_equal(rs.syncfree, complete);
         empty += rs.empty;
         assert_true(rs.cpu_bitwise);
         assert_int_equal(rs.structural, 0);
@@ -360,6 +389,7 @@ static void test_generated(void **state)
         assert_true(rs.solve_diff == 0.0);
         assert_true(rs.schedules_equal);
     }
+    ildl_cuda_tuning_set(&tune0);
     printf("generated: empty tiles %lld (the shared matrices have them: test_shared)\n", (long long)empty);
     ildl_csr_free(&A);
 }
@@ -496,7 +526,7 @@ static void test_shared_complete(void **state)
     const char *dir = ildl_test_matrices_dir();
     char *names[256];
     int nn = shared_set(dir, names, 256); /* skips the test where there is nothing to run */
-    int failures = 0, runs = 0;
+    int failures = 0, runs = 0, syncfree = 0;
     printf("%-40s %7s %9s %6s %4s %9s %6s %9s\n", "matrix", "config", "worst", "struct", "bit", "solve", "empty",
            "entries");
     for (int k = 0; k < nn; k++) {
@@ -516,6 +546,7 @@ static void test_shared_complete(void **state)
             agree(&A, &o, &rs);
             int ok = agreed(&rs);
             runs++;
+            syncfree += rs.syncfree;
             failures += !ok;
             printf("%-40s %7s %9.2e %6lld %4d %9.2e %6lld %9lld%s\n", names[k], "sn-full", rs.worst,
                    (long long)rs.structural, rs.bitwise, rs.solve_diff, (long long)rs.empty, (long long)entries,
@@ -526,8 +557,11 @@ static void test_shared_complete(void **state)
         ildl_csr_free(&A);
         free(names[k]);
     }
-    printf("complete factors compared: %d\n", runs);
+    printf("complete factors compared: %d, refactored sync-free: %d\n", runs, syncfree);
     assert_int_equal(failures, 0);
+    /* every tile dense, tau = 0: the sync-free schedule ran where the factor ends in narrow levels
+     * (by default the last levels of at most 4 block rows; ILDL_TEST_TUNING factor_sf_rows=-1: all) */
+    if (runs > 0) assert_true(syncfree > 0);
 }
 
 /* Every shared matrix, default options (and BK, and small capacities), factor agreement. */

@@ -179,6 +179,8 @@ int ildl_test_apply_tuning(void)
         {"sf_chain_order", offsetof(ildl_cuda_tuning, sf_chain_order)},
         {"pin_host", offsetof(ildl_cuda_tuning, pin_host)},
         {"factor_split", offsetof(ildl_cuda_tuning, factor_split)},
+        {"factor_sf_ring", offsetof(ildl_cuda_tuning, factor_sf_ring)},
+        {"factor_sf_rows", offsetof(ildl_cuda_tuning, factor_sf_rows)},
     };
     const char *spec = getenv("ILDL_TEST_TUNING");
     ildl_cuda_tuning t = ILDL_CUDA_TUNING_DEFAULT;
