@@ -208,7 +208,6 @@ __global__ void __launch_bounds__(32 * SOLVE_BLOCK_WARPS) k_phase_a_solve_block(
                                                                                 int32_t nrows,
                                                                                 const int64_t *coltile)
 {
-    constexpr int NR = LD / SOLVE_BLOCK_WARPS; /* rows per thread */
     __shared__ R sW[TILE], sb[TILE];
     __shared__ int sperm[LD], stype[LD];
     __shared__ double sdd[LD], sdo[LD];
@@ -236,50 +235,7 @@ __global__ void __launch_bounds__(32 * SOLVE_BLOCK_WARPS) k_phase_a_solve_block(
     }
     for (int e = tid; e < TILE; e += LD * SOLVE_BLOCK_WARPS) sW[e] = W[e];
     __syncthreads();
-    R b[NR];
-#pragma unroll
-    for (int k = 0; k < NR; k++) {
-        int r = w + SOLVE_BLOCK_WARPS * k;
-        b[k] = (r < mi && c < mj) ? B[sperm[r] * LD + c] : (R)0;
-    }
-    /* U^T forward substitution: b[r] -= U_ii(q, r) b[q], q ascending */
-#pragma unroll
-    for (int q = 0; q + 1 < LD; q++) {
-        if (q + 1 >= mi) break; /* uniform */
-        if ((q % SOLVE_BLOCK_WARPS) == w) sb[q * LD + c] = b[q / SOLVE_BLOCK_WARPS];
-        __syncthreads();
-        R bq = sb[q * LD + c];
-#pragma unroll
-        for (int k = 0; k < NR; k++) {
-            int r = w + SOLVE_BLOCK_WARPS * k;
-            if (r > q && r < mi) b[k] -= sW[q * LD + r] * bq;
-        }
-    }
-    /* D^-1: a 2x2 pivot's two rows both solve the pair and keep their own result */
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < NR; k++) sb[(w + SOLVE_BLOCK_WARPS * k) * LD + c] = b[k];
-    __syncthreads();
-    if (c < mj) {
-#pragma unroll
-        for (int k = 0; k < NR; k++) {
-            int r = w + SOLVE_BLOCK_WARPS * k;
-            if (r >= mi) break;
-            int ty = stype[r];
-            R v = b[k];
-            if (ty == 1) {
-                v /= (R)sdd[r];
-            } else if (ty == 2 && r + 1 < LD) {
-                R da = sdd[r], db = sdo[r], dc = sdd[r + 1], o2;
-                ildl_pivot2_solve(da, db, dc, ildl_pivot2_det(da, db, dc), sb[r * LD + c], sb[(r + 1) * LD + c], &v, &o2);
-            } else if (ty == 0 && r > 0 && stype[r - 1] == 2) {
-                R da = sdd[r - 1], db = sdo[r - 1], dc = sdd[r], o1;
-                ildl_pivot2_solve(da, db, dc, ildl_pivot2_det(da, db, dc), sb[(r - 1) * LD + c], sb[r * LD + c], &o1,
-                                  &v);
-            }
-            out[r * ldo + c] = v;
-        }
-    }
+    d_offdiag_solve_block<R, SOLVE_BLOCK_WARPS>(mi, mj, w, sW, sb, sperm, stype, sdd, sdo, B, LD, out, ldo, true);
 }
 
 /* Tiles staged per barrier in k_phase_a_drop's row norms. */

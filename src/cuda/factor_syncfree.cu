@@ -1,23 +1,26 @@
 /* factor_syncfree.cu -- the sync-free schedule of the factorization (ildl_options.factor_schedule
  * SYNCFREE) on the dense path (factor_dense_path: every tile dense, tau = 0, so every tile's
- * storage offset is static): one persistent launch, k_factor_sf, whose 32x32-thread blocks take
- * tasks by ticket in the plan's order (plan.cu, factor_sf_plan: block rows in level order, per
- * row its split products, its diagonal tile, its off-diagonal pulls, its solves four tiles at a
- * time, its column permutations) and wait on counters for what a task reads:
- *   JOB   one update of a split tile into the products' ring (k_pull_products' operations), once
- *         the row's dependencies are done and the ring slot's previous product was consumed;
+ * storage offset is static): the last levels (plan.cu, factor_sf_plan: of at most ILDL_FSF_ROWS
+ * block rows; the levels before them run in the level schedule first) in one persistent launch,
+ * k_factor_sf, whose 32x32-thread blocks take tasks by ticket in the plan's order (block rows in
+ * level order, per row its split products, its diagonal tile, its off-diagonal pulls, its solves
+ * four tiles at a time, its column permutations four tiles at a time) and wait on counters for
+ * what a task reads:
+ *   JOB   up to 8 updates of split tiles into the products' ring, four at a time by groups of 8
+ *         warps (k_pull_products' operations on dense tiles), once the row's dependencies are
+ *         done and each ring slot's previous product was subtracted;
  *   DIAG  the diagonal tile pulled (or its products subtracted) and factored, U_ii stored
  *         (k_phase_a_diag, then phase C's dense store);
  *   PULL  an off-diagonal tile pulled (or its products subtracted) into its storage
  *         (k_phase_a_pull);
  *   SOLVE up to four off-diagonal tiles, eight warps each, solved in place with U_ii and D_i
  *         (k_phase_a_solve_block's operations, read from storage);
- *   COLS  the columns of the tiles (k,i), k < i, into block i's pivot order (phase C), after
- *         all of row i's pulls read them.
+ *   COLS  the columns of up to four tiles (k,i), k < i, into block i's pivot order (phase C),
+ *         after all of row i's pulls read them; no task waits for it.
  * Every entry gets the level schedule's operations in the same order, so the factor is the
- * same bits (tests/cuda/test_cuda_factor.c). A row is done when its diagonal, solves and
- * column permutations are; its last task then counts it into the dependency counter of every
- * block column it holds a tile in. A task waits only on tasks of smaller tickets, which running
+ * same bits (tests/cuda/test_cuda_factor.c). A row is done when its diagonal and solves are; its
+ * last task then counts it into the dependency counter of every block column it holds a tile
+ * in (the rows of the suffix only count those of the suffix: the others are done). A task waits only on tasks of smaller tickets, which running
  * blocks hold, so the launch cannot deadlock whatever number of its blocks are resident.
  * Waits: warp 0 polls with acquire loads (the SM's L1 invalidated), then a block barrier;
  * signals: a block barrier, then thread 0's fence and atomic add. */
@@ -25,6 +28,7 @@
 #include "cuda/dense_factor.cuh"
 #include "cuda/factor_phases.cuh"
 #include "cuda/factor_pull.cuh"
+#include "cuda/factor_solve.cuh"
 
 /* Dynamic shared memory of k_factor_sf: 12 tiles (the pulls' 7; the solves' 4 groups x 2; the
  * products' 4 groups x 3). */
@@ -157,15 +161,14 @@ __device__ void fsf_product_group(const dev_tiles &T, int64_t ti, int64_t tj, bo
 }
 
 /* One tile of a SOLVE task by a group of FSF_SOLVE_WARPS warps: tile t of row i (mi x mj, in
- * storage) becomes D_i^-1 U_ii^-T P_i B in place; U_ii from its storage. The operations of
- * k_phase_a_solve_block in the same order. Called by every group of the block with tiles of
+ * storage) becomes D_i^-1 U_ii^-T P_i B in place; U_ii from its storage. k_phase_a_solve_block's
+ * operations (d_offdiag_solve_block, factor_solve.cuh). Called by every group of the block with tiles of
  * the same row (the same block barriers); a group with store false only takes part in them. */
 template <typename R>
 __device__ void fsf_solve_tile(const dev_tiles &T, int32_t i, int64_t t, bool store, R *sW, R *sb, int *sperm,
                                int *stype, double *sdd, double *sdo)
 {
-    constexpr int NW = FSF_SOLVE_WARPS, NR = LD / NW;
-#define FSF_GBAR() __syncthreads()
+    constexpr int NW = FSF_SOLVE_WARPS;
     int c = threadIdx.x, w = threadIdx.y % NW, tid = w * LD + c;
     int mi = dev_bsize(T, i), mj = dev_bsize(T, T.col[t]);
     int32_t bi = T.bstart[i];
@@ -181,50 +184,8 @@ __device__ void fsf_solve_tile(const dev_tiles &T, int32_t i, int64_t t, bool st
         int q = e / LD, r = e % LD;
         sW[e] = (q < mi && r < mi) ? U[q * mi + r] : (R)0;
     }
-    FSF_GBAR();
-    R b[NR];
-#pragma unroll
-    for (int k = 0; k < NR; k++) {
-        int r = w + NW * k;
-        b[k] = (r < mi && c < mj) ? B[sperm[r] * mj + c] : (R)0;
-    }
-#pragma unroll
-    for (int q = 0; q + 1 < LD; q++) {
-        if (q + 1 >= mi) break; /* uniform */
-        if ((q % NW) == w) sb[q * LD + c] = b[q / NW];
-        FSF_GBAR();
-        R bq = sb[q * LD + c];
-#pragma unroll
-        for (int k = 0; k < NR; k++) {
-            int r = w + NW * k;
-            if (r > q && r < mi) b[k] -= sW[q * LD + r] * bq;
-        }
-    }
-    FSF_GBAR();
-#pragma unroll
-    for (int k = 0; k < NR; k++) sb[(w + NW * k) * LD + c] = b[k];
-    FSF_GBAR();
-    if (store && c < mj) {
-#pragma unroll
-        for (int k = 0; k < NR; k++) {
-            int r = w + NW * k;
-            if (r >= mi) break;
-            int ty = stype[r];
-            R v = b[k];
-            if (ty == 1) {
-                v /= (R)sdd[r];
-            } else if (ty == 2 && r + 1 < LD) {
-                R da = sdd[r], db = sdo[r], dc = sdd[r + 1], o2;
-                ildl_pivot2_solve(da, db, dc, ildl_pivot2_det(da, db, dc), sb[r * LD + c], sb[(r + 1) * LD + c], &v, &o2);
-            } else if (ty == 0 && r > 0 && stype[r - 1] == 2) {
-                R da = sdd[r - 1], db = sdo[r - 1], dc = sdd[r], o1;
-                ildl_pivot2_solve(da, db, dc, ildl_pivot2_det(da, db, dc), sb[(r - 1) * LD + c], sb[r * LD + c], &o1,
-                                  &v);
-            }
-            B[r * mj + c] = v;
-        }
-    }
-#undef FSF_GBAR
+    __syncthreads();
+    d_offdiag_solve_block<R, NW>(mi, mj, w, sW, sb, sperm, stype, sdd, sdo, B, mj, B, mj, store);
 }
 
 /* The persistent kernel: tasks by ticket until none is left. */
@@ -345,7 +306,7 @@ __global__ void __launch_bounds__(1024, 1) k_factor_sf(dev_tiles T, factor_param
             }
             __syncthreads();
             constexpr int NR = LD / FSF_SOLVE_WARPS;
-            bool act = g < tk.b;
+            bool act = g < tk.b; /* an idle group takes part in the barrier only (mk = 0) */
             int64_t t = act ? T.col_tiles[T.col_ptr[i] + tk.a + g] : 0;
             int mk = act ? dev_bsize(T, T.row[t]) : 0;
             R *v = fac_val<R>(T) + (act ? T.off[t] : 0);

@@ -336,8 +336,8 @@ static bool fsf_push(fsf_task **v, int64_t *n, int64_t *cap, int kind, int32_t r
 /* Products per JOB task (four groups of warps at a time: the task's wait and signal paid once). */
 #define FSF_JOB_BATCH 8
 /* The sync-free schedule takes the last levels of at most this many block rows; the wider ones
- * before them run in the level schedule (perf-notes §91: on complete factors, sync-free wide
- * levels were 1.1-1.5x slower, the narrow suffix within -5%..+11% of the levels). */
+ * before them run in the level schedule (perf-notes §91: on complete factors every level
+ * sync-free took 1.08-1.47x the level schedule's time, this suffix 0.98-1.15x). */
 #define ILDL_FSF_ROWS 4
 cudaError_t factor_sf_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const int2 *srow, const int2 *sofd)
 {
