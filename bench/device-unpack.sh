@@ -10,6 +10,7 @@
 #                              .devdata/matrices .devdata/mps .carry
 #   device-bench/-large/-ab    .devdata/bin.tar.xz .devdata/baselines.tar.xz .devdata/matrices .carry
 #   device-factor-timeline.sh  .devdata/bin.tar.xz .devdata/matrices .carry
+#   device-factor-schedule.sh  .devdata/bin.tar.xz .devdata/matrices .carry
 for ildl_pack_ in .devdata/bin.tar.xz .devdata/baselines.tar.xz .devdata/tests.tar.xz .devdata/cudss.tar.xz; do
   if [ -f "$ildl_pack_" ]; then
     tar -xJf "$ildl_pack_" -C . || echo "device-unpack.sh: $ildl_pack_ could not be unpacked" >&2
