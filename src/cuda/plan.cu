@@ -343,8 +343,9 @@ cudaError_t factor_sf_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const int2 *sr
 {
     cuda_factor_work &F = c->fac;
     F.sf_ntasks = 0;
-    if (!F.all_dense || T->nb >= (1 << FSF_KIND_SHIFT)) return cudaSuccess;
     int64_t njobs = F.chunk_job[F.nchunks], forced = c->tune.factor_sf_ring;
+    /* (tasks hold their row in 28 bits and job ids in 32: beyond, the level schedule runs) */
+    if (!F.all_dense || T->nb >= (1 << FSF_KIND_SHIFT) || njobs >= INT32_MAX) return cudaSuccess;
     int64_t ring = forced > 0 ? forced : (njobs < ILDL_FSF_RING ? njobs : ILDL_FSF_RING);
     if (ring < 1) ring = 1;
     int64_t rowcap = njobs <= ring ? ring : ring / 2, ntask = 0, tcap = 0, pos = 0, qg = 0;
