@@ -127,6 +127,7 @@ static void test_bad_matrices(void **state)
     assert_null(h);
     two_valued_option(offsetof(ildl_options, solve_kernels), ILDL_SOLVE_KERNELS_AUTO, "solve_kernels");
     two_valued_option(offsetof(ildl_options, l2_persist), ILDL_L2_PERSIST_AUTO, "l2_persist");
+    two_valued_option(offsetof(ildl_options, factor_schedule), ILDL_SCHEDULE_LEVELS, "factor_schedule");
 }
 
 /* setup with option field set by `set` is refused: ILDL_ERR_INVALID_OPTION, a message naming
@@ -191,11 +192,15 @@ static void test_option_ranges(void **state)
         o.num_threads = cases[k][0];
         o.fill_level = cases[k][1];
         o.ordering = k ? ILDL_ORDER_GMC_FILL : ILDL_ORDER_AUTO;
+        o.factor_schedule = k ? ILDL_SCHEDULE_SYNCFREE : ILDL_SCHEDULE_LEVELS; /* a GPU schedule: the CPU ignores it */
         ildl_handle *h = NULL;
         assert_int_equal(ildl_setup(A.n, A.rowptr, A.col, A.val, &o, &h), ILDL_SUCCESS);
         assert_int_equal(ildl_factor(h, NULL), ILDL_SUCCESS);
         assert_int_equal(ildl_solve(h, b, x), ILDL_SUCCESS);
         assert_true(true_residual(&A, x, b) <= o.tol);
+        ildl_info info;
+        assert_int_equal(ildl_get_info(h, &info), ILDL_SUCCESS);
+        assert_int_equal(info.factor_schedule, ILDL_SCHEDULE_LEVELS); /* what ran: the CPU's levels */
         ildl_destroy(h);
     }
     free(b);

@@ -242,6 +242,11 @@ def test_bad_input():
         Preconditioner(A, no_such_option=1)
     with pytest.raises(ValueError):
         Preconditioner(A, ordering="no-such-order")
+    with pytest.raises(ValueError):
+        Preconditioner(A, factor_schedule="no-such-schedule")
+    # the GPU factorization's schedule by name; the CPU backend reports its own (levels)
+    S = Preconditioner(A, factor_schedule="syncfree", backend="cpu")
+    assert S.info.factor_schedule == 0
     with pytest.raises(BlockILDLError) as e:
         Preconditioner(A, tol=2.0, backend="cpu")
     assert e.value.name == "ILDL_ERR_INVALID_OPTION"
