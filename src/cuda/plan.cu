@@ -296,7 +296,7 @@ cudaError_t pull_split_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const int32_t
     if (e == cudaSuccess) e = upload(&F.d_job_ti, jti, (size_t)njobs, c);
     if (e == cudaSuccess) e = upload(&F.d_job_tj, jtj, (size_t)njobs, c);
     /* the products hold the factorization's value type (float in precision single) */
-    if (F.sf_ntasks > 0 && F.sf_ring > maxjobs) maxjobs = F.sf_ring; /* the sync-free ring too */
+    if (F.sf_ntasks > 0 && njobs > 0 && F.sf_ring > maxjobs) maxjobs = F.sf_ring; /* a ring set by the tuning */
     if (e == cudaSuccess && maxjobs > 0)
         e = alloc(&F.d_prod, (size_t)maxjobs * TILE / (c->single ? 2 : 1), c);
 done:
@@ -307,11 +307,6 @@ done:
     free(cand);
     return e;
 }
-
-/* The sync-free factorization's ring of split products (factor_syncfree.cu): at most this many;
- * a row's products then take at most half of it (ILDL_PULL_SPLIT_CAP, the chunks' cap), so they
- * never wrap onto each other. The tuning's factor_sf_ring = N sets the ring to N products. */
-#define ILDL_FSF_RING (2 * ILDL_PULL_SPLIT_CAP)
 
 /* Append task (kind, r, a, b, c) to *v (capacity *cap, count *n); false when out of memory. */
 static bool fsf_push(fsf_task **v, int64_t *n, int64_t *cap, int kind, int32_t r, int32_t a, int32_t b, int32_t c)
@@ -346,7 +341,11 @@ cudaError_t factor_sf_plan(ildl_cuda_ctx *c, const ildl_tiles *T, const int2 *sr
     int64_t njobs = F.chunk_job[F.nchunks], forced = c->tune.factor_sf_ring;
     /* (tasks hold their row in 28 bits and job ids in 32: beyond, the level schedule runs) */
     if (!F.all_dense || T->nb >= (1 << FSF_KIND_SHIFT) || njobs >= INT32_MAX) return cudaSuccess;
-    int64_t ring = forced > 0 ? forced : (njobs < ILDL_FSF_RING ? njobs : ILDL_FSF_RING);
+    /* the ring of split products: the level schedule's buffer of them (the largest chunk's,
+     * prod_cap), so a handle that never asks for this schedule allocates nothing more for it;
+     * where the products are more than it holds, a row's take at most half of it, so they never
+     * wrap onto each other. The tuning's factor_sf_ring = N makes it N products. */
+    int64_t ring = forced > 0 ? forced : (njobs < F.prod_cap ? njobs : F.prod_cap);
     if (ring < 1) ring = 1;
     int64_t rowcap = njobs <= ring ? ring : ring / 2, ntask = 0, tcap = 0, pos = 0, qg = 0;
     int32_t nb = T->nb, ch0 = 0;
